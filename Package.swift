@@ -1,0 +1,111 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// Strict Swift 6 everywhere, and our own warnings are errors (dependencies are not affected).
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "weatherboard",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "weatherboard", targets: ["WeatherboardCommand"]),
+        .executable(name: "weatherboard-admin", targets: ["WeatherboardAdmin"]),
+    ],
+    dependencies: [
+        // One trait only: SwiftPM 6.3 shuffles several trait flags and recompiles everything (PITFALLS.md).
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+    ],
+    targets: [
+        // MARK: C shims: one Swift module imports each.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+
+        // MARK: Adapters
+        .target(
+            name: "Database",
+            dependencies: [
+                "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "CurlClient", dependencies: ["CCurl", .product(name: "NIOPosix", package: "swift-nio")], swiftSettings: swiftSettings),
+        .target(name: "Hashing", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+
+        // MARK: Wire types shared by the server and weatherboard-admin
+        .target(name: "WeatherboardAPI", swiftSettings: swiftSettings),
+
+        // MARK: Domain
+        .target(
+            name: "Board",
+            dependencies: ["Database", "Hashing", .product(name: "Logging", package: "swift-log"), .product(name: "NIOPosix", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Weather",
+            dependencies: ["Database", "CurlClient", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: HTTP server
+        .target(
+            name: "WeatherboardServer",
+            dependencies: [
+                "Board", "Weather", "Database", "WeatherboardAPI",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.copy("openapi.yaml")],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Executables
+        .executableTarget(
+            name: "WeatherboardCommand",
+            dependencies: [
+                "WeatherboardServer", "Board", "Database",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "WeatherboardAdmin",
+            dependencies: [
+                "WeatherboardAPI", "CurlClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Tests (real PostgreSQL, real libcurl)
+        .testTarget(
+            name: "DatabaseTests",
+            dependencies: ["Database"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "WeatherboardServerTests",
+            dependencies: [
+                "WeatherboardServer", "WeatherboardAPI", "Database", "CurlClient", "Board", "Hashing",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

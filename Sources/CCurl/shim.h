@@ -1,0 +1,10 @@
+#include <curl/curl.h>
+
+/* curl_easy_setopt / curl_easy_getinfo are variadic; Swift cannot call them. */
+typedef size_t (*wb_curl_write_cb)(char *, size_t, size_t, void *);
+static inline CURLcode wb_curl_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode wb_curl_setopt_string(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode wb_curl_setopt_pointer(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode wb_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode wb_curl_setopt_write_callback(CURL *h, CURLoption o, wb_curl_write_cb cb) { return curl_easy_setopt(h, o, cb); }
+static inline CURLcode wb_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }

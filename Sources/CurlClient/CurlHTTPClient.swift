@@ -1,0 +1,119 @@
+import CCurl
+import Foundation
+import NIOPosix
+
+/// An HTTP client over libcurl's easy interface. Each transfer blocks a thread of a dedicated
+/// `NIOThreadPool`, never Swift's cooperative pool.
+public final class CurlHTTPClient: Sendable {
+    private let threadPool: NIOThreadPool
+    private let ownsPool: Bool
+
+    /// A client with its own pool of `threads` threads (stopped by `shutdown()`).
+    public init(threads: Int = 4) {
+        Self.globalInit
+        self.threadPool = NIOThreadPool(numberOfThreads: threads)
+        self.threadPool.start()
+        self.ownsPool = true
+    }
+
+    public init(threadPool: NIOThreadPool) {
+        Self.globalInit
+        self.threadPool = threadPool
+        self.ownsPool = false
+    }
+
+    private static let globalInit: Void = {
+        curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+    }()
+
+    public func shutdown() async {
+        if ownsPool { try? await threadPool.shutdownGracefully() }
+    }
+
+    public func send(_ request: CurlRequest) async throws -> CurlResponse {
+        try await threadPool.runIfActive {
+            try Self.perform(request)
+        }
+    }
+
+    /// Performs one transfer synchronously.
+    public static func perform(_ request: CurlRequest) throws -> CurlResponse {
+        globalInit
+        guard let handle = curl_easy_init() else { throw CurlError(code: -1, message: "curl_easy_init failed") }
+        defer { curl_easy_cleanup(handle) }
+        let sink = ResponseSink()
+        let sinkPointer = Unmanaged.passUnretained(sink).toOpaque()
+        var headerList: UnsafeMutablePointer<curl_slist>? = nil
+        defer { curl_slist_free_all(headerList) }
+        for (name, value) in request.headers {
+            headerList = curl_slist_append(headerList, "\(name): \(value)")
+        }
+        // Without this, curl sends "Expect: 100-continue" for larger bodies and waits for the server.
+        headerList = curl_slist_append(headerList, "Expect:")
+
+        try check(wb_curl_setopt_string(handle, CURLOPT_URL, request.url))
+        try check(wb_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method))
+        try check(wb_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
+        try check(wb_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, request.connectTimeoutMilliseconds))
+        try check(wb_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds))
+        try check(wb_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
+        try check(wb_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, ""))
+        try check(wb_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList))
+        if request.method == "HEAD" {
+            try check(wb_curl_setopt_long(handle, CURLOPT_NOBODY, 1))
+        }
+        try check(wb_curl_setopt_write_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, user in
+            let sink = Unmanaged<ResponseSink>.fromOpaque(user!).takeUnretainedValue()
+            let length = size * count
+            if let data, length > 0 {
+                sink.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+            }
+            return length
+        })
+        try check(wb_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, sinkPointer))
+        try check(wb_curl_setopt_write_callback(handle, CURLOPT_HEADERFUNCTION) { data, size, count, user in
+            let sink = Unmanaged<ResponseSink>.fromOpaque(user!).takeUnretainedValue()
+            let length = size * count
+            if let data, length > 0 {
+                sink.addHeaderLine(String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self))
+            }
+            return length
+        })
+        try check(wb_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, sinkPointer))
+
+        let body = request.body ?? []
+        let code: CURLcode = body.withUnsafeBufferPointer { buffer in
+            if request.body != nil {
+                _ = wb_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, buffer.count)
+                _ = wb_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!))
+            }
+            return curl_easy_perform(handle)
+        }
+        try check(code)
+        var status = 0
+        _ = wb_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        return CurlResponse(status: status, headers: sink.headers, body: sink.body)
+    }
+
+    private static func check(_ code: CURLcode) throws {
+        guard code != CURLE_OK else { return }
+        throw CurlError(code: Int(code.rawValue), message: String(cString: curl_easy_strerror(code)))
+    }
+}
+
+/// Collects one transfer's body and headers; used only by the thread running that transfer.
+private final class ResponseSink {
+    var body: [UInt8] = []
+    var headers: [(String, String)] = []
+
+    func addHeaderLine(_ line: String) {
+        if line.hasPrefix("HTTP/") {
+            headers.removeAll()  // a new response (after a redirect or 100 Continue)
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        headers.append((name, value))
+    }
+}

@@ -1,0 +1,54 @@
+/// An outbound HTTP request.
+public struct CurlRequest: Sendable {
+    public var method: String
+    public var url: String
+    public var headers: [(String, String)]
+    public var body: [UInt8]?
+    /// Connection timeout in milliseconds.
+    public var connectTimeoutMilliseconds: Int
+    /// Whole-transfer timeout in milliseconds.
+    public var timeoutMilliseconds: Int
+
+    public init(
+        method: String = "GET",
+        url: String,
+        headers: [(String, String)] = [],
+        body: [UInt8]? = nil,
+        connectTimeoutMilliseconds: Int = 2000,
+        timeoutMilliseconds: Int = 5000
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
+}
+
+/// A received response. Header names are lower-cased.
+public struct CurlResponse: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(String, String)], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public func header(_ name: String) -> String? {
+        let lower = name.lowercased()
+        return headers.first { $0.0 == lower }?.1
+    }
+
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+public struct CurlError: Error, CustomStringConvertible, Sendable {
+    public var code: Int
+    public var message: String
+    public var description: String { "curl error \(code): \(message)" }
+    public var isTimeout: Bool { code == 28 }
+}

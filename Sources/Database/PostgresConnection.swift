@@ -1,0 +1,235 @@
+import CLibPQ
+import Foundation
+
+/// One libpq connection, used synchronously.
+///
+/// Thread rule: a connection belongs to exactly one `PostgresPool` worker thread. The pool hands it to a
+/// closure on that thread and takes it back when the closure returns; the closure must not let it escape.
+/// That is why this type is not `Sendable`: the compiler keeps it from crossing tasks.
+public final class PostgresConnection {
+    private var handle: OpaquePointer?
+    /// Prepared statement names by SQL text. Each distinct SQL is prepared once per connection.
+    private var statements: [String: String] = [:]
+
+    /// Connects with a libpq URI or conninfo string; empty means "use the `PG*` environment variables".
+    public init(conninfo: String, statementTimeoutMilliseconds: Int, connectTimeoutSeconds: Int = 3, applicationName: String = "weatherboard") throws {
+        // Keywords before `dbname` are defaults: an expanded URI/conninfo in `dbname` overrides them.
+        let keywords = ["connect_timeout", "application_name", "dbname"]
+        let values = [String(connectTimeoutSeconds), applicationName, conninfo]
+        let conn: OpaquePointer? = keywords.withCStrings { kw in
+            values.withCStrings { vals in
+                PQconnectdbParams(kw, vals, 1)
+            }
+        }
+        guard let conn, PQstatus(conn) == CONNECTION_OK else {
+            let message = conn.map { Self.errorMessage($0) } ?? "out of memory"
+            if let conn { PQfinish(conn) }
+            throw PostgresError(kind: .connection, message: "cannot connect to PostgreSQL: \(message)")
+        }
+        self.handle = conn
+        let timeout = max(0, statementTimeoutMilliseconds)
+        // Session settings every query relies on: UTC ISO timestamps and the statement timeout.
+        try simpleQuery("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET statement_timeout = \(timeout); SET lock_timeout = \(timeout)")
+    }
+
+    deinit {
+        close()
+    }
+
+    public func close() {
+        if let handle {
+            PQfinish(handle)
+            self.handle = nil
+        }
+        statements.removeAll()
+    }
+
+    /// True while libpq considers the connection usable.
+    public var isOpen: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// True while the session is idle outside any transaction (the only state a pooled connection may be in).
+    var isIdle: Bool {
+        guard let handle else { return false }
+        return PQtransactionStatus(handle) == PQTRANS_IDLE
+    }
+
+    /// Detects a connection the server has closed while it sat idle (a restart, `pg_terminate_backend`),
+    /// without a round trip: an idle connection has nothing to read unless the server hung up.
+    func probeIdle() -> Bool {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else { return false }
+        let fd = PQsocket(handle)
+        guard fd >= 0 else { return false }
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&pfd, 1, 0)
+        if ready == 0 { return true }
+        if ready < 0 { return false }
+        if PQconsumeInput(handle) == 0 { return false }
+        // Drain notices/notifications; a FATAL message flips the status.
+        while let notify = PQnotifies(handle) { PQfreemem(notify) }
+        return PQstatus(handle) == CONNECTION_OK && PQisBusy(handle) == 0
+    }
+
+    // MARK: Queries
+
+    /// Runs a parameterized statement (prepared once per connection) and returns its rows.
+    @discardableResult
+    public func query(_ query: SQLQuery) throws -> PostgresRows {
+        guard let handle else { throw PostgresError(kind: .connection, message: "connection is closed") }
+        let name = try preparedName(for: query, handle: handle)
+        let binds = query.binds
+        let result: OpaquePointer? = name.withCString { cName in
+            withBindValues(binds) { values in
+                PQexecPrepared(handle, cName, Int32(binds.count), values, nil, nil, 0)
+            }
+        }
+        return try consume(result, handle: handle, sql: query.sql)
+    }
+
+    /// Runs a statement and returns how many rows it changed.
+    @discardableResult
+    public func execute(_ query: SQLQuery) throws -> Int {
+        try self.query(query).affectedRows
+    }
+
+    /// Runs `body` in a transaction: COMMIT when it returns, ROLLBACK when it throws.
+    public func transaction<T>(isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T) throws -> T {
+        try simpleQuery(isolation == .readCommitted ? "BEGIN" : "BEGIN ISOLATION LEVEL \(isolation.rawValue)")
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            if isOpen { try? simpleQuery("ROLLBACK") }
+            throw error
+        }
+        try simpleQuery("COMMIT")
+        return value
+    }
+
+    public enum IsolationLevel: String, Sendable {
+        case readCommitted = "READ COMMITTED"
+        case repeatableRead = "REPEATABLE READ"
+        case serializable = "SERIALIZABLE"
+    }
+
+    /// Runs fixed SQL text without parameters, possibly several statements (migrations, BEGIN/COMMIT).
+    /// Never pass input here: use `query(_:)`.
+    public func simpleQuery(_ sql: String) throws {
+        guard let handle else { throw PostgresError(kind: .connection, message: "connection is closed") }
+        let result = PQexec(handle, sql)
+        _ = try consume(result, handle: handle, sql: sql)
+    }
+
+    // MARK: Internals
+
+    private func preparedName(for query: SQLQuery, handle: OpaquePointer) throws -> String {
+        if let name = statements[query.sql] { return name }
+        let name = "wb\(statements.count + 1)"
+        let types = query.binds.map { Oid($0.type) }
+        let result = types.withUnsafeBufferPointer { typePointer in
+            PQprepare(handle, name, query.sql, Int32(types.count), typePointer.baseAddress)
+        }
+        _ = try consume(result, handle: handle, sql: query.sql)
+        statements[query.sql] = name
+        return name
+    }
+
+    private func consume(_ result: OpaquePointer?, handle: OpaquePointer, sql: String) throws -> PostgresRows {
+        guard let result else {
+            throw PostgresError(kind: PQstatus(handle) == CONNECTION_OK ? .server : .connection, message: Self.errorMessage(handle))
+        }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+            break
+        default:
+            let state = Self.field(result, DiagField.sqlState)
+            var message = Self.field(result, DiagField.messagePrimary) ?? Self.errorMessage(handle)
+            if message.isEmpty { message = Self.errorMessage(handle) }
+            let broken = PQstatus(handle) != CONNECTION_OK
+            throw PostgresError(
+                kind: broken && state == nil ? .connection : .server,
+                message: message,
+                sqlState: state ?? (broken ? "08006" : nil),
+                constraint: Self.field(result, DiagField.constraintName),
+                detail: Self.field(result, DiagField.detail)
+            )
+        }
+        let rowCount = Int(PQntuples(result))
+        let columnCount = Int(PQnfields(result))
+        var names: [String] = []
+        var types: [UInt32] = []
+        names.reserveCapacity(columnCount)
+        types.reserveCapacity(columnCount)
+        for c in 0..<columnCount {
+            names.append(String(cString: PQfname(result, Int32(c))))
+            types.append(UInt32(PQftype(result, Int32(c))))
+        }
+        var values: [String?] = []
+        values.reserveCapacity(rowCount * columnCount)
+        for r in 0..<rowCount {
+            for c in 0..<columnCount {
+                if PQgetisnull(result, Int32(r), Int32(c)) == 1 {
+                    values.append(nil)
+                } else {
+                    let length = Int(PQgetlength(result, Int32(r), Int32(c)))
+                    let pointer = UnsafeRawPointer(PQgetvalue(result, Int32(r), Int32(c))!)
+                    values.append(String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self))
+                }
+            }
+        }
+        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+        return PostgresRows(columns: PostgresColumns(names: names, types: types), values: values, affectedRows: affected)
+    }
+
+    private static func field(_ result: OpaquePointer, _ code: Int32) -> String? {
+        guard let pointer = PQresultErrorField(result, code) else { return nil }
+        return String(cString: pointer)
+    }
+
+    private static func errorMessage(_ handle: OpaquePointer) -> String {
+        guard let pointer = PQerrorMessage(handle) else { return "unknown libpq error" }
+        return String(cString: pointer).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+// MARK: C string helpers
+
+private func withBindValues<R>(_ binds: [PostgresBind], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
+    if binds.isEmpty { return body(nil) }
+    var pointers: [UnsafePointer<CChar>?] = []
+    pointers.reserveCapacity(binds.count)
+    var owned: [UnsafeMutablePointer<CChar>] = []
+    owned.reserveCapacity(binds.count)
+    defer { owned.forEach { free($0) } }
+    for bind in binds {
+        if let text = bind.text {
+            let copy = strdup(text)!
+            owned.append(copy)
+            pointers.append(UnsafePointer(copy))
+        } else {
+            pointers.append(nil)
+        }
+    }
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
+}
+
+extension Array where Element == String {
+    fileprivate func withCStrings<R>(_ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+        let owned = map { strdup($0)! }
+        defer { owned.forEach { free($0) } }
+        var pointers: [UnsafePointer<CChar>?] = owned.map { UnsafePointer($0) }
+        pointers.append(nil)
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+}
+
+/// libpq's `PG_DIAG_*` field codes, which are character-literal macros Swift does not import.
+private enum DiagField {
+    static let sqlState = Int32(UInt8(ascii: "C"))
+    static let messagePrimary = Int32(UInt8(ascii: "M"))
+    static let detail = Int32(UInt8(ascii: "D"))
+    static let constraintName = Int32(UInt8(ascii: "n"))
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// Fast conversion between `Date` and PostgreSQL's ISO text for `timestamptz`. Every connection runs with
+/// `TimeZone = 'UTC'` and `DateStyle = 'ISO'`, so the server writes `2026-11-22 09:30:00.123456+00`.
+enum PostgresTimestamp {
+    static func format(_ date: Date) -> String {
+        let totalMicros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        var micros = Int64(totalMicros)
+        var seconds = micros / 1_000_000
+        micros %= 1_000_000
+        if micros < 0 {
+            micros += 1_000_000
+            seconds -= 1
+        }
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (y, m, d) = civil(fromDays: days)
+        func pad(_ v: Int64, _ width: Int) -> String {
+            let s = String(v)
+            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        }
+        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(micros, 6))Z"
+    }
+
+    /// Parses `YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM[:SS]]]` (also with `T`, `Z`).
+    static func parse(_ text: String) -> Date? {
+        var s = Array(text.utf8)[...]
+        func number(_ count: Int) -> Int64? {
+            guard s.count >= count else { return nil }
+            var v: Int64 = 0
+            for _ in 0..<count {
+                let c = s.first!
+                guard c >= 48, c <= 57 else { return nil }
+                v = v * 10 + Int64(c - 48)
+                s = s.dropFirst()
+            }
+            return v
+        }
+        func expect(_ c: UInt8) -> Bool {
+            guard s.first == c else { return false }
+            s = s.dropFirst()
+            return true
+        }
+        guard let y = number(4), expect(45), let mo = number(2), expect(45), let d = number(2) else { return nil }
+        guard let sep = s.first, sep == 32 || sep == 84 else { return nil }
+        s = s.dropFirst()
+        guard let h = number(2), expect(58), let mi = number(2), expect(58), let sec = number(2) else { return nil }
+        var micros: Int64 = 0
+        if s.first == 46 {
+            s = s.dropFirst()
+            var digits = 0
+            while let c = s.first, c >= 48, c <= 57 {
+                if digits < 6 {
+                    micros = micros * 10 + Int64(c - 48)
+                    digits += 1
+                }
+                s = s.dropFirst()
+            }
+            while digits < 6 {
+                micros *= 10
+                digits += 1
+            }
+        }
+        var offset: Int64 = 0
+        if let c = s.first {
+            if c == 90 {
+                s = s.dropFirst()
+            } else if c == 43 || c == 45 {
+                s = s.dropFirst()
+                guard let oh = number(2) else { return nil }
+                var om: Int64 = 0
+                var os: Int64 = 0
+                if expect(58) { om = number(2) ?? 0 }
+                if expect(58) { os = number(2) ?? 0 }
+                offset = (oh * 3600 + om * 60 + os) * (c == 43 ? 1 : -1)
+            } else {
+                return nil
+            }
+        }
+        guard s.isEmpty else { return nil }
+        let days = daysFromCivil(y, mo, d)
+        let seconds = days * 86_400 + h * 3600 + mi * 60 + sec - offset
+        return Date(timeIntervalSince1970: Double(seconds) + Double(micros) / 1_000_000)
+    }
+
+    // Howard Hinnant's civil calendar algorithms.
+    static func daysFromCivil(_ y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
+        let y = m <= 2 ? y0 - 1 : y0
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? y + 1 : y, m, d)
+    }
+}

@@ -1,0 +1,111 @@
+/// A parameterized SQL statement. Interpolated values become `$n` bind parameters, never SQL text:
+///
+///     let q: SQLQuery = "SELECT id FROM posts WHERE author_id = \(authorID) AND status = \(status)"
+///     // sql: "SELECT id FROM posts WHERE author_id = $1 AND status = $2", binds: [authorID, status]
+///
+/// Fixed fragments chosen by code (never by input) can be spliced with `\(raw: "…")` or `+`.
+public struct SQLQuery: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
+    public private(set) var sql: String
+    public private(set) var binds: [PostgresBind]
+
+    public init(stringLiteral value: String) {
+        self.sql = value
+        self.binds = []
+    }
+
+    public init(stringInterpolation: StringInterpolation) {
+        self.sql = stringInterpolation.sql
+        self.binds = stringInterpolation.binds
+    }
+
+    public init(unsafeSQL sql: String, binds: [PostgresBind] = []) {
+        self.sql = sql
+        self.binds = binds
+    }
+
+    public var description: String { sql }
+
+    /// Appends a bind parameter and returns its placeholder (`$n`), for queries assembled piece by piece.
+    public mutating func bind(_ value: some PostgresEncodable) -> String {
+        binds.append(value.postgresBind)
+        return "$\(binds.count)"
+    }
+
+    public mutating func append(_ fragment: String) {
+        sql += fragment
+    }
+
+    /// Appends another query, renumbering its placeholders after ours.
+    public mutating func append(_ other: SQLQuery) {
+        if other.binds.isEmpty {
+            sql += other.sql
+            return
+        }
+        let offset = binds.count
+        sql += Self.renumber(other.sql, by: offset)
+        binds += other.binds
+    }
+
+    public static func + (lhs: SQLQuery, rhs: SQLQuery) -> SQLQuery {
+        var result = lhs
+        result.append(rhs)
+        return result
+    }
+
+    /// Shifts `$n` placeholders by `offset`. Only placeholders this type wrote exist in `sql`, since
+    /// values never become SQL text.
+    private static func renumber(_ sql: String, by offset: Int) -> String {
+        var out = ""
+        out.reserveCapacity(sql.utf8.count + 8)
+        var iterator = sql.makeIterator()
+        var pending: Character? = iterator.next()
+        while let c = pending {
+            if c == "$" {
+                var digits = ""
+                pending = iterator.next()
+                while let d = pending, d.isASCII, d.isNumber {
+                    digits.append(d)
+                    pending = iterator.next()
+                }
+                if let n = Int(digits) {
+                    out += "$\(n + offset)"
+                } else {
+                    out += "$" + digits
+                }
+                continue
+            }
+            out.append(c)
+            pending = iterator.next()
+        }
+        return out
+    }
+
+    public struct StringInterpolation: StringInterpolationProtocol {
+        var sql: String = ""
+        var binds: [PostgresBind] = []
+
+        public init(literalCapacity: Int, interpolationCount: Int) {
+            sql.reserveCapacity(literalCapacity + interpolationCount * 3)
+            binds.reserveCapacity(interpolationCount)
+        }
+
+        public mutating func appendLiteral(_ literal: String) {
+            sql += literal
+        }
+
+        public mutating func appendInterpolation(_ value: some PostgresEncodable) {
+            binds.append(value.postgresBind)
+            sql += "$\(binds.count)"
+        }
+
+        public mutating func appendInterpolation<T: PostgresEncodable>(_ value: T?) {
+            binds.append(value.map(\.postgresBind) ?? PostgresBind(type: T.postgresType, text: nil))
+            sql += "$\(binds.count)"
+        }
+
+        /// A fixed SQL fragment chosen by code. Never pass user input here.
+        public mutating func appendInterpolation(raw fragment: String) {
+            sql += fragment
+        }
+    }
+}

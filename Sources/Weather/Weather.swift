@@ -1,0 +1,2 @@
+/// Regions, weather providers and the per-region weather cache.
+public enum Weather {}

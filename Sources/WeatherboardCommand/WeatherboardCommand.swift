@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `weatherboard`: the server and the operator's tasks. It talks to PostgreSQL directly.
+@main
+struct WeatherboardCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "weatherboard",
+        abstract: "The weatherboard server and its operator tasks.",
+        subcommands: [ServeCommand.self, MigrateCommand.self]
+    )
+}

@@ -1,0 +1,30 @@
+import HTTPTypes
+import Hummingbird
+
+/// An error the client is meant to see, in the contract's JSON shape.
+public struct APIError: Error, Sendable, CustomStringConvertible {
+    public var status: HTTPResponse.Status
+    public var code: String
+    public var message: String
+    /// Seconds, for 429 `Retry-After`.
+    public var retryAfter: Int?
+
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, retryAfter: Int? = nil) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.retryAfter = retryAfter
+    }
+
+    public var description: String { "\(status.code) \(code): \(message)" }
+
+    public static func badRequest(_ message: String) -> APIError { .init(.badRequest, "bad_request", message) }
+    public static func invalidField(_ field: String, _ problem: String) -> APIError {
+        .init(.unprocessableContent, "invalid_field", "\(field): \(problem)")
+    }
+    public static func notFound(_ what: String = "resource") -> APIError { .init(.notFound, "not_found", "\(what) not found") }
+    public static let unauthenticated = APIError(.unauthorized, "unauthenticated", "a valid bearer token is required")
+    public static func forbidden(_ message: String = "you may not do this") -> APIError { .init(.forbidden, "forbidden", message) }
+    public static let databaseUnavailable = APIError(.serviceUnavailable, "database_unavailable", "the database is unavailable; try again shortly")
+    public static let internalError = APIError(.internalServerError, "internal_error", "an unexpected error occurred; it has been logged")
+}

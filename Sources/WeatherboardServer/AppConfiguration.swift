@@ -1,0 +1,87 @@
+import Logging
+
+/// Everything `weatherboard serve` reads from its environment (CONTRACT §7). Flags override these.
+public struct AppConfiguration: Sendable {
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    public var databaseURL: String = ""
+    public var dbPoolSize: Int = 8
+    public var dbStatementTimeoutMilliseconds: Int = 5000
+    public var weatherProvider: String = "open-meteo"
+    public var weatherBaseURL: String?
+    public var openWeatherMapAPIKey: String?
+    public var kmaServiceKey: String?
+    public var weatherTTLSeconds: Int = 600
+    public var reportHideThreshold: Int = 3
+    public var reportTrustAgeSeconds: Int = 86_400
+    /// Peers whose `X-Forwarded-For` is believed (exact addresses or CIDR ranges).
+    public var trustedProxies: [String] = []
+    public var rateLimitsEnabled: Bool = true
+    public var logLevel: Logger.Level = .info
+    public var logFormat: String = "text"
+    /// Request bodies above this answer 413 `payload_too_large`.
+    public var maxBodyBytes: Int = 64 * 1024
+    /// Keep-alive connections idle this long are closed.
+    public var idleTimeoutSeconds: Int = 75
+    /// How long SIGTERM waits for in-flight requests before giving up.
+    public var shutdownGraceSeconds: Int = 25
+
+    public init() {}
+
+    /// Reads the contract's environment variables; unknown or malformed values are reported, not ignored.
+    public init(environment: [String: String]) throws {
+        func int(_ name: String, _ range: ClosedRange<Int>) throws -> Int? {
+            guard let raw = environment[name], !raw.isEmpty else { return nil }
+            guard let value = Int(raw), range.contains(value) else {
+                throw ConfigurationError("\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), got '\(raw)'")
+            }
+            return value
+        }
+        func string(_ name: String) -> String? {
+            guard let raw = environment[name], !raw.isEmpty else { return nil }
+            return raw
+        }
+        if let v = string("HOST") { host = v }
+        if let v = try int("PORT", 0...65535) { port = v }
+        if let v = string("DATABASE_URL") { databaseURL = v }
+        if let v = try int("DB_POOL_SIZE", 1...256) { dbPoolSize = v }
+        if let v = try int("DB_STATEMENT_TIMEOUT_MS", 1...3_600_000) { dbStatementTimeoutMilliseconds = v }
+        if let v = string("WEATHER_PROVIDER") {
+            guard ["open-meteo", "openweathermap", "kma", "none"].contains(v) else {
+                throw ConfigurationError("WEATHER_PROVIDER must be open-meteo, openweathermap, kma or none, got '\(v)'")
+            }
+            weatherProvider = v
+        }
+        weatherBaseURL = string("WEATHER_BASE_URL")
+        openWeatherMapAPIKey = string("OPENWEATHERMAP_API_KEY")
+        kmaServiceKey = string("KMA_SERVICE_KEY")
+        if let v = try int("WEATHER_TTL_SECONDS", 1...86_400) { weatherTTLSeconds = v }
+        if let v = try int("REPORT_HIDE_THRESHOLD", 1...1000) { reportHideThreshold = v }
+        if let v = try int("REPORT_TRUST_AGE_SECONDS", 0...31_536_000) { reportTrustAgeSeconds = v }
+        if let v = string("TRUSTED_PROXIES") {
+            trustedProxies = v.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
+        }
+        if let v = string("RATE_LIMITS") {
+            switch v.lowercased() {
+            case "on", "true", "1": rateLimitsEnabled = true
+            case "off", "false", "0": rateLimitsEnabled = false
+            default: throw ConfigurationError("RATE_LIMITS must be on or off, got '\(v)'")
+            }
+        }
+        if let v = string("LOG_LEVEL") {
+            guard let level = Logger.Level(rawValue: v.lowercased()) else {
+                throw ConfigurationError("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical; got '\(v)'")
+            }
+            logLevel = level
+        }
+        if let v = string("LOG_FORMAT") {
+            guard ["text", "json"].contains(v) else { throw ConfigurationError("LOG_FORMAT must be text or json, got '\(v)'") }
+            logFormat = v
+        }
+    }
+}
+
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,47 @@
+import Database
+import Foundation
+import Testing
+
+/// The throwaway database that `deploy/dev test` creates for this run.
+enum TestDatabase {
+    static var url: String {
+        guard let url = ProcessInfo.processInfo.environment["WEATHERBOARD_TEST_DATABASE_URL"], !url.isEmpty else {
+            Issue.record("WEATHERBOARD_TEST_DATABASE_URL is not set: run the tests with `deploy/dev test`")
+            return "postgresql://invalid@127.0.0.1:1/none"
+        }
+        return url
+    }
+
+    static func pool(size: Int = 4, statementTimeoutMilliseconds: Int = 5000, acquireTimeoutMilliseconds: Int? = nil) -> PostgresPool {
+        PostgresPool(
+            configuration: PostgresConfiguration(
+                conninfo: url,
+                poolSize: size,
+                statementTimeoutMilliseconds: statementTimeoutMilliseconds,
+                acquireTimeoutMilliseconds: acquireTimeoutMilliseconds
+            )
+        )
+    }
+
+    /// A fresh, empty database for tests that need their own schema; dropped by the caller.
+    static func withScratchDatabase<T>(_ body: (String) async throws -> T) async throws -> T {
+        let admin = pool(size: 1)
+        defer { admin.shutdown() }
+        let name = "wb_scratch_\(UInt32.random(in: 0...UInt32.max))"
+        // CREATE DATABASE cannot take bind parameters; the name is generated above, never input.
+        try await admin.withConnection { try $0.simpleQuery("CREATE DATABASE \(name)") }
+        do {
+            let value = try await body(replacingDatabase(in: url, with: name))
+            try await admin.withConnection { try $0.simpleQuery("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+            return value
+        } catch {
+            try? await admin.withConnection { try $0.simpleQuery("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+            throw error
+        }
+    }
+
+    static func replacingDatabase(in url: String, with name: String) -> String {
+        guard let slash = url.lastIndex(of: "/") else { return url }
+        return String(url[...slash]) + name
+    }
+}
