@@ -27,6 +27,8 @@ public final class PostgresConnection {
             throw PostgresError(kind: .connection, message: "cannot connect to PostgreSQL: \(message)")
         }
         self.handle = conn
+        // Server notices go nowhere instead of libpq's default, stderr.
+        PQsetNoticeProcessor(conn, { _, _ in }, nil)
         let timeout = max(0, statementTimeoutMilliseconds)
         // Session settings every query relies on: UTC ISO timestamps and the statement timeout.
         try simpleQuery("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET statement_timeout = \(timeout); SET lock_timeout = \(timeout)")
@@ -63,13 +65,9 @@ public final class PostgresConnection {
         let fd = PQsocket(handle)
         guard fd >= 0 else { return false }
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&pfd, 1, 0)
-        if ready == 0 { return true }
-        if ready < 0 { return false }
-        if PQconsumeInput(handle) == 0 { return false }
-        // Drain notices/notifications; a FATAL message flips the status.
-        while let notify = PQnotifies(handle) { PQfreemem(notify) }
-        return PQstatus(handle) == CONNECTION_OK && PQisBusy(handle) == 0
+        // We never LISTEN, so an idle session has nothing to read unless the server is closing it
+        // (a FATAL message, then EOF). Anything readable means: replace this connection.
+        return poll(&pfd, 1, 0) == 0
     }
 
     // MARK: Queries
@@ -95,6 +93,7 @@ public final class PostgresConnection {
     }
 
     /// Runs `body` in a transaction: COMMIT when it returns, ROLLBACK when it throws.
+    @discardableResult
     public func transaction<T>(isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T) throws -> T {
         try simpleQuery(isolation == .readCommitted ? "BEGIN" : "BEGIN ISOLATION LEVEL \(isolation.rawValue)")
         let value: T

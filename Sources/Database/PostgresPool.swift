@@ -65,6 +65,7 @@ public final class PostgresPool: Sendable {
     }
 
     /// Runs `body` in a transaction on one connection: COMMIT when it returns, ROLLBACK when it throws.
+    @discardableResult
     public func transaction<T: Sendable>(
         isolation: PostgresConnection.IsolationLevel = .readCommitted,
         _ body: @escaping @Sendable (PostgresConnection) throws -> T

@@ -1,0 +1,133 @@
+import CurlClient
+import Database
+import Foundation
+import ServiceLifecycle
+import Testing
+import WeatherboardServer
+
+@Suite("Server foundation")
+struct FoundationTests {
+    @Test("/healthz and /readyz answer ok with a generated X-Request-Id")
+    func health() async throws {
+        try await withTestServer { server in
+            let health = try await server.request("GET", "/healthz")
+            #expect(health.status == 200)
+            #expect(health.object["status"] as? String == "ok")
+            #expect((health.header("x-request-id") ?? "").count >= 16)
+            let ready = try await server.request("GET", "/readyz")
+            #expect(ready.status == 200)
+            #expect(ready.header("content-type")?.hasPrefix("application/json") == true)
+        }
+    }
+
+    @Test("an unknown path is a JSON 404 that echoes the client's X-Request-Id")
+    func notFound() async throws {
+        try await withTestServer { server in
+            let response = try await server.request("GET", "/v1/no-such-thing", headers: [("X-Request-Id", "client-abc-123")])
+            #expect(response.status == 404)
+            #expect(response.errorCode == "not_found")
+            #expect(response.errorMessage?.isEmpty == false)
+            #expect(response.header("x-request-id") == "client-abc-123")
+        }
+    }
+
+    @Test("a body over 64 KiB is a JSON 413 payload_too_large")
+    func payloadTooLarge() async throws {
+        try await withTestServer { server in
+            let big = [UInt8](repeating: UInt8(ascii: "a"), count: 70 * 1024)
+            let response = try await server.request("POST", "/v1/posts", headers: [("X-Request-Id", "big-1")], body: big)
+            #expect(response.status == 413)
+            #expect(response.errorCode == "payload_too_large")
+            #expect(response.header("x-request-id") == "big-1")
+        }
+    }
+
+    @Test("the server serves its OpenAPI document")
+    func openAPI() async throws {
+        try await withTestServer { server in
+            let response = try await server.request("GET", "/openapi.yaml")
+            #expect(response.status == 200)
+            #expect(response.text.hasPrefix("openapi: 3.1"))
+            #expect(response.text.contains("/v1/"))
+        }
+    }
+
+    @Test("/healthz still answers while every database connection is stuck, and /readyz says 503")
+    func healthWhileDatabaseIsStuck() async throws {
+        try await TestDatabase.migrated.value
+        let blocker = TestDatabase.pool(size: 1)
+        defer { blocker.shutdown() }
+        let key = Int.random(in: 1...1_000_000)
+        try await blocker.withConnection { _ = try $0.query("SELECT pg_advisory_lock(\(key))") }
+        try await withTestServer(configure: { $0.dbPoolSize = 2 }) { server in
+            let pool = server.dependencies.database
+            // Occupy every pool connection with a query that waits for the lock, plus queued waiters.
+            let stuck = (0..<6).map { _ in Task { try? await pool.query("SELECT pg_advisory_xact_lock(\(key))") } }
+            while pool.usage.inUse < 2 { await Task.yield() }
+            for _ in 0..<5 {
+                let health = try await server.request("GET", "/healthz", timeoutMilliseconds: 2000)
+                #expect(health.status == 200)
+            }
+            let ready = try await server.request("GET", "/readyz")
+            #expect(ready.status == 503)
+            #expect(ready.errorCode == "database_unavailable")
+            try await blocker.withConnection { _ = try $0.query("SELECT pg_advisory_unlock(\(key))") }
+            for task in stuck { _ = await task.value }
+        }
+    }
+
+    @Test("with the database unreachable, requests get 503 database_unavailable quickly and /healthz stays up")
+    func databaseDown() async throws {
+        try await withTestServer(configure: { $0.databaseURL = "postgresql://weatherboard@127.0.0.1:1/none" }) { server in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let ready = try await server.request("GET", "/readyz")
+            #expect(ready.status == 503)
+            #expect(ready.errorCode == "database_unavailable")
+            #expect(clock.now - start < .seconds(3))
+            #expect(try await server.request("GET", "/healthz").status == 200)
+        }
+    }
+
+    @Test("graceful shutdown lets an in-flight request finish")
+    func gracefulShutdown() async throws {
+        try await TestDatabase.migrated.value
+        var configuration = AppConfiguration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.databaseURL = TestDatabase.url
+        configuration.dbPoolSize = 1
+        let dependencies = AppDependencies.make(configuration: configuration, logger: testLogger)
+        let blocker = TestDatabase.pool(size: 1)
+        defer { blocker.shutdown() }
+        let key = Int.random(in: 1...1_000_000)
+        try await blocker.withConnection { _ = try $0.query("SELECT pg_advisory_lock(\(key))") }
+
+        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+        let app = buildApplication(configuration: configuration, dependencies: dependencies, logger: testLogger) { channel in
+            portContinuation.yield(channel.localAddress?.port ?? 0)
+        }
+        let group = ServiceGroup(configuration: .init(services: [.init(service: app)], logger: testLogger))
+        let running = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+
+        // The only connection is busy, so /readyz waits in the pool's queue: a request in flight.
+        let busy = Task { try await dependencies.database.query("SELECT pg_advisory_xact_lock(\(key))") }
+        while dependencies.database.usage.inUse < 1 { await Task.yield() }
+        let inFlight = Task {
+            try await sharedClient.send(CurlRequest(url: "http://127.0.0.1:\(port)/readyz", timeoutMilliseconds: 10_000))
+        }
+        while dependencies.database.usage.waiting < 1 { await Task.yield() }
+        await group.triggerGracefulShutdown()
+        try await blocker.withConnection { _ = try $0.query("SELECT pg_advisory_unlock(\(key))") }
+        _ = try await busy.value
+        let response = try await inFlight.value
+        #expect(response.status == 200)
+        try await running.value
+        // After shutdown the server no longer accepts connections.
+        await #expect(throws: CurlError.self) {
+            try await sharedClient.send(CurlRequest(url: "http://127.0.0.1:\(port)/healthz", timeoutMilliseconds: 2000))
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import CurlClient
+import Database
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Testing
+import WeatherboardServer
+
+/// The throwaway database that `deploy/dev test` creates, migrated once per test process.
+enum TestDatabase {
+    static var url: String {
+        guard let url = ProcessInfo.processInfo.environment["WEATHERBOARD_TEST_DATABASE_URL"], !url.isEmpty else {
+            Issue.record("WEATHERBOARD_TEST_DATABASE_URL is not set: run the tests with `deploy/dev test`")
+            return "postgresql://invalid@127.0.0.1:1/none"
+        }
+        return url
+    }
+
+    static let sqlDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("sql")
+
+    /// Runs the real migrations once; every server test awaits it.
+    static let migrated: Task<Void, any Error> = Task {
+        let pool = PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: 1, statementTimeoutMilliseconds: 0))
+        defer { pool.shutdown() }
+        _ = try await Migrator(directory: sqlDirectory).run(on: pool, logger: testLogger)
+    }
+
+    static func pool(size: Int = 2) -> PostgresPool {
+        PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: size))
+    }
+}
+
+let testLogger: Logger = {
+    var logger = Logger(label: "weatherboard.test")
+    logger.logLevel = .warning
+    return logger
+}()
+
+/// A live server on 127.0.0.1 and an ephemeral port, built by the same `buildApplication` as production,
+/// and reached through libcurl like any client.
+struct TestServer: Sendable {
+    let port: Int
+    let dependencies: AppDependencies
+    let configuration: AppConfiguration
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    func request(
+        _ method: String,
+        _ path: String,
+        headers: [(String, String)] = [],
+        body: [UInt8]? = nil,
+        timeoutMilliseconds: Int = 15_000
+    ) async throws -> CurlResponse {
+        var headers = headers
+        if body != nil, !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+            headers.append(("Content-Type", "application/json"))
+        }
+        return try await sharedClient.send(
+            CurlRequest(method: method, url: baseURL + path, headers: headers, body: body, timeoutMilliseconds: timeoutMilliseconds)
+        )
+    }
+
+    /// Sends a JSON body, optionally with a bearer token.
+    func json(_ method: String, _ path: String, token: String? = nil, headers: [(String, String)] = [], _ body: Any? = nil) async throws -> CurlResponse {
+        var headers = headers
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        let bytes = try body.map { [UInt8](try JSONSerialization.data(withJSONObject: $0, options: [.fragmentsAllowed])) }
+        return try await request(method, path, headers: headers, body: bytes)
+    }
+}
+
+let sharedClient = CurlHTTPClient(threads: 16)
+
+extension CurlResponse {
+    /// The body as a JSON object (or fails the test).
+    var object: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+    }
+
+    var errorCode: String? { (object["error"] as? [String: Any])?["code"] as? String }
+    var errorMessage: String? { (object["error"] as? [String: Any])?["message"] as? String }
+}
+
+/// Starts a server for the duration of `body`, then shuts it down gracefully.
+func withTestServer<T: Sendable>(
+    configure: (inout AppConfiguration) -> Void = { _ in },
+    dependencies: AppDependencies? = nil,
+    _ body: @Sendable (TestServer) async throws -> T
+) async throws -> T {
+    try await TestDatabase.migrated.value
+    var configuration = AppConfiguration()
+    configuration.host = "127.0.0.1"
+    configuration.port = 0
+    configuration.databaseURL = TestDatabase.url
+    configuration.weatherProvider = "none"
+    configure(&configuration)
+    let dependencies = dependencies ?? AppDependencies.make(configuration: configuration, logger: testLogger)
+    let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+    let app = buildApplication(configuration: configuration, dependencies: dependencies, logger: testLogger) { channel in
+        portContinuation.yield(channel.localAddress?.port ?? 0)
+        portContinuation.finish()
+    }
+    let group = ServiceGroup(configuration: .init(services: [.init(service: app)], logger: testLogger))
+    return try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next(), port > 0 else {
+            await group.triggerGracefulShutdown()
+            throw TestFailure("server did not start")
+        }
+        let server = TestServer(port: port, dependencies: dependencies, configuration: configuration)
+        do {
+            let value = try await body(server)
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            return value
+        } catch {
+            await group.triggerGracefulShutdown()
+            try? await tasks.waitForAll()
+            throw error
+        }
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
