@@ -25,6 +25,8 @@ public struct AppConfiguration: Sendable {
     public var idleTimeoutSeconds: Int = 75
     /// How long SIGTERM waits for in-flight requests before giving up.
     public var shutdownGraceSeconds: Int = 25
+    /// Concurrent password hashes (each needs 128 MiB with scrypt at OWASP parameters).
+    public var passwordHashThreads: Int = 2
 
     public init() {}
 

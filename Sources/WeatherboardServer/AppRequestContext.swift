@@ -1,14 +1,19 @@
+import Board
 import Foundation
 import Hummingbird
 import NIOCore
 
-/// Per-request state: the request id, the socket peer, and (once authenticated) who is calling.
+/// Per-request state: the request id, the client's address, and (once authenticated) who is calling.
 public struct AppRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The TCP peer; the client address for rate limits unless a trusted proxy says otherwise.
     public let remoteAddress: SocketAddress?
     /// Echoed or generated `X-Request-Id`, set by `RequestEnvelopeMiddleware`.
     public var requestID: String = ""
+    /// The client's IP as rate limits see it, set by `AuthenticationMiddleware`.
+    public var clientIP: String = "unknown"
+    /// The caller behind the bearer token, if one was sent (and valid).
+    public var identity: Identity?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
@@ -20,6 +25,14 @@ public struct AppRequestContext: RequestContext {
 
     public var requestDecoder: JSONDecoder { JSONCoding.decoder }
     public var responseEncoder: JSONEncoder { JSONCoding.encoder }
+
+    /// The caller, or 401 `unauthenticated`.
+    public func requireIdentity() throws -> Identity {
+        guard let identity else { throw BoardError.unauthenticated }
+        return identity
+    }
+
+    public var viewer: Viewer { Viewer(identity) }
 }
 
 /// The JSON settings of the contract: RFC 3339 UTC times with `Z`.

@@ -1,3 +1,4 @@
+import Board
 import Database
 import Hummingbird
 import Logging
@@ -7,9 +8,17 @@ import ServiceLifecycle
 /// What the application needs from outside: made once per process (or per test) and shut down with it.
 public struct AppDependencies: Sendable {
     public let database: PostgresPool
+    public let hasher: PasswordHasher
+    public let rateLimiter: any RateLimiter
+    public let accounts: AccountService
+    public let posts: PostService
 
-    public init(database: PostgresPool) {
+    public init(database: PostgresPool, hasher: PasswordHasher, rateLimiter: any RateLimiter) {
         self.database = database
+        self.hasher = hasher
+        self.rateLimiter = rateLimiter
+        self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter)
+        self.posts = PostService(store: PostgresPostStore(database: database), rateLimiter: rateLimiter)
     }
 
     public static func make(configuration: AppConfiguration, logger: Logger) -> AppDependencies {
@@ -21,7 +30,8 @@ public struct AppDependencies: Sendable {
             ),
             logger: logger
         )
-        return AppDependencies(database: pool)
+        let rateLimiter: any RateLimiter = configuration.rateLimitsEnabled ? PostgresRateLimiter(database: pool) : UnlimitedRateLimiter()
+        return AppDependencies(database: pool, hasher: PasswordHasher(threads: configuration.passwordHashThreads), rateLimiter: rateLimiter)
     }
 }
 
@@ -37,7 +47,7 @@ public func buildApplication(
         router: router,
         server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "weatherboard"),
-        services: [DatabaseShutdownService(database: dependencies.database)],
+        services: [DatabaseShutdownService(dependencies: dependencies)],
         onServerRunning: onServerRunning,
         logger: logger
     )
@@ -48,15 +58,23 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
     router.add(middleware: RequestEnvelopeMiddleware(logger: logger))
     router.addRoutes(HealthController(database: dependencies.database).endpoints)
     router.addRoutes(OpenAPIController(document: OpenAPIController.loadDocument()).endpoints)
+
+    let api = router.group("v1")
+        .add(middleware: AuthenticationMiddleware(accounts: dependencies.accounts, clientAddress: ClientAddress(trustedProxies: configuration.trustedProxies)))
+    api.addRoutes(VocabularyController().endpoints)
+    api.addRoutes(AccountsController(accounts: dependencies.accounts, posts: dependencies.posts).endpoints)
+    api.addRoutes(PostsController(posts: dependencies.posts).endpoints)
     return router
 }
 
-/// Closes the database pool after the HTTP server has drained (services stop in reverse order).
+/// Closes the database pool and the hashing threads after the HTTP server has drained
+/// (a service group stops its services in reverse order).
 struct DatabaseShutdownService: Service {
-    let database: PostgresPool
+    let dependencies: AppDependencies
 
     func run() async throws {
         try? await gracefulShutdown()
-        database.shutdown()
+        dependencies.database.shutdown()
+        await dependencies.hasher.shutdown()
     }
 }

@@ -1,3 +1,4 @@
+import Board
 import Database
 import Foundation
 import HTTPTypes
@@ -54,6 +55,8 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
         switch error {
         case let error as APIError:
             apiError = error
+        case let error as BoardError:
+            apiError = APIError(error)
         case let error as HTTPError:
             apiError = Self.translate(error)
         case let error as PostgresError where error.isUnavailable:

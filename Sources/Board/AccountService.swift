@@ -1,0 +1,112 @@
+import Foundation
+import Hashing
+
+/// The account rules of CONTRACT §3: anonymous accounts, upgrades to logins, sessions, blocks.
+public struct AccountService: Sendable {
+    let store: any AccountStore
+    let hasher: PasswordHasher
+    let rateLimiter: any RateLimiter
+
+    public init(store: any AccountStore, hasher: PasswordHasher, rateLimiter: any RateLimiter) {
+        self.store = store
+        self.hasher = hasher
+        self.rateLimiter = rateLimiter
+    }
+
+    /// `POST /v1/accounts`. Rate limited per client IP; a replayed `Idempotency-Key` (same client) returns the
+    /// same account with a fresh token and is not counted again.
+    public func createAnonymous(clientIP: String, idempotencyKey: String?) async throws -> IssuedToken {
+        let key = try idempotencyKey.map {
+            IdempotencyKey(scope: "account-create:\(clientIP)", key: try IdempotencyKey.validate($0), requestHash: "")
+        }
+        if key == nil {
+            try await rateLimiter.hit(.accountCreation, subject: clientIP)
+        } else {
+            // A replay must not be refused for the creation it already made; count only new keys.
+            try await rateLimiter.check(.accountCreation, subject: clientIP)
+        }
+        let token = Token.generate()
+        let (account, replayed) = try await store.createAnonymous(
+            displayName: Self.anonymousDisplayName(),
+            tokenHash: token.hash,
+            tokenPrefix: token.displayPrefix,
+            idempotency: key
+        )
+        if key != nil, !replayed {
+            try? await rateLimiter.hit(.accountCreation, subject: clientIP)
+        }
+        return IssuedToken(account: account, token: token.value, replayed: replayed)
+    }
+
+    /// Resolves `Authorization: Bearer <token>`. Malformed, unknown and revoked tokens are all `unauthenticated`.
+    public func authenticate(bearer: String) async throws -> Identity {
+        guard let token = Token(parsing: bearer) else { throw BoardError.unauthenticated }
+        guard let identity = try await store.identity(tokenHash: token.hash) else { throw BoardError.unauthenticated }
+        return identity
+    }
+
+    /// `POST /v1/accounts/me/credentials`: same account id, same posts; every older token stops working.
+    public func register(_ identity: Identity, username rawUsername: String, password: String) async throws -> IssuedToken {
+        guard identity.account.kind == .anonymous else { throw BoardError.alreadyRegistered }
+        let username = try Credentials.normalizeUsername(rawUsername)
+        try Credentials.validatePassword(password, username: username)
+        let passwordHash = try await hasher.hash(password)
+        let token = Token.generate()
+        let account = try await store.register(
+            accountID: identity.accountID, username: username, passwordHash: passwordHash, tokenHash: token.hash, tokenPrefix: token.displayPrefix
+        )
+        return IssuedToken(account: account, token: token.value)
+    }
+
+    /// `POST /v1/sessions`: one answer for unknown users and wrong passwords, in comparable time.
+    public func login(username rawUsername: String, password: String, clientIP: String) async throws -> IssuedToken {
+        let username = rawUsername.lowercased()
+        try await rateLimiter.check(.failedLoginPerUsername, subject: username)
+        try await rateLimiter.check(.failedLoginPerIP, subject: clientIP)
+        let found = try await store.credentials(username: username)
+        let valid = try await hasher.verify(password, encoded: found?.passwordHash)
+        guard valid, let (account, storedHash) = found else {
+            try? await rateLimiter.hit(.failedLoginPerUsername, subject: username)
+            try? await rateLimiter.hit(.failedLoginPerIP, subject: clientIP)
+            throw BoardError.invalidCredentials
+        }
+        if hasher.needsRehash(storedHash) {
+            try await store.updatePasswordHash(accountID: account.id, passwordHash: try await hasher.hash(password))
+        }
+        let token = Token.generate()
+        try await store.addSession(accountID: account.id, tokenHash: token.hash, tokenPrefix: token.displayPrefix)
+        return IssuedToken(account: account, token: token.value)
+    }
+
+    public func logout(_ identity: Identity) async throws {
+        try await store.revokeSession(id: identity.sessionID)
+    }
+
+    public func deleteAccount(_ identity: Identity) async throws {
+        try await store.delete(accountID: identity.accountID)
+    }
+
+    public func account(id: Int) async throws -> Account {
+        guard let account = try await store.account(id: id) else { throw BoardError.notFound("account") }
+        return account
+    }
+
+    public func block(_ identity: Identity, accountID: Int) async throws {
+        guard accountID != identity.accountID else {
+            throw BoardError.invalidField(field: "accountId", message: "you cannot block yourself")
+        }
+        try await store.block(blocker: identity.accountID, blocked: accountID)
+    }
+
+    public func unblock(_ identity: Identity, accountID: Int) async throws {
+        _ = try await account(id: accountID)
+        try await store.unblock(blocker: identity.accountID, blocked: accountID)
+    }
+
+    /// "익명" and four random letters and digits, e.g. `익명-k3x9`.
+    static func anonymousDisplayName() -> String {
+        let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
+        let suffix = SecureRandom.bytes(4).map { alphabet[Int($0) % alphabet.count] }
+        return "익명-" + String(suffix)
+    }
+}

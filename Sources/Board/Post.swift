@@ -1,0 +1,173 @@
+import Foundation
+
+public enum PostStatus: String, Sendable {
+    case visible, hidden, removed
+}
+
+/// A post as stored, with what lists show of its author and region.
+public struct Post: Sendable, Equatable {
+    public var id: Int
+    public var authorID: Int
+    public var authorDisplayName: String
+    public var region: RegionSummary
+    public var weatherType: WeatherType
+    public var category: Category
+    public var title: String?
+    public var body: String
+    public var status: PostStatus
+    public var deleted: Bool
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var edited: Bool
+
+    public init(
+        id: Int, authorID: Int, authorDisplayName: String, region: RegionSummary, weatherType: WeatherType, category: Category,
+        title: String?, body: String, status: PostStatus, deleted: Bool, createdAt: Date, updatedAt: Date, edited: Bool
+    ) {
+        self.id = id
+        self.authorID = authorID
+        self.authorDisplayName = authorDisplayName
+        self.region = region
+        self.weatherType = weatherType
+        self.category = category
+        self.title = title
+        self.body = body
+        self.status = status
+        self.deleted = deleted
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.edited = edited
+    }
+}
+
+/// The region fields a post carries.
+public struct RegionSummary: Sendable, Equatable {
+    public var id: Int
+    public var nameEnglish: String
+    public var nameKorean: String?
+    public var countryCode: String
+
+    public init(id: Int, nameEnglish: String, nameKorean: String?, countryCode: String) {
+        self.id = id
+        self.nameEnglish = nameEnglish
+        self.nameKorean = nameKorean
+        self.countryCode = countryCode
+    }
+
+    public func name(_ language: Language) -> String {
+        language == .ko ? (nameKorean ?? nameEnglish) : nameEnglish
+    }
+}
+
+/// A previous version of a post.
+public struct PostRevision: Sendable, Equatable {
+    public var weatherType: String
+    public var category: String
+    public var title: String?
+    public var body: String
+    public var replacedAt: Date
+
+    public init(weatherType: String, category: String, title: String?, body: String, replacedAt: Date) {
+        self.weatherType = weatherType
+        self.category = category
+        self.title = title
+        self.body = body
+        self.replacedAt = replacedAt
+    }
+}
+
+/// Where a new post is: a region id, or coordinates to snap to the nearest region (never stored).
+public enum PostLocation: Sendable, Equatable {
+    case region(Int)
+    case coordinates(lat: Double, lon: Double)
+}
+
+/// A post as the client sent it, before validation.
+public struct PostDraft: Sendable {
+    public var weatherType: String?
+    public var category: String?
+    public var title: String?
+    public var body: String?
+    public var location: PostLocation?
+
+    public init(weatherType: String?, category: String?, title: String?, body: String?, location: PostLocation?) {
+        self.weatherType = weatherType
+        self.category = category
+        self.title = title
+        self.body = body
+        self.location = location
+    }
+}
+
+/// A validated new post.
+public struct NewPost: Sendable, Equatable {
+    public var weatherType: WeatherType
+    public var category: Category
+    public var title: String?
+    public var body: String
+    public var regionID: Int
+}
+
+/// A PATCH: nil leaves a field alone; `title: .some(nil)` clears the title.
+public struct PostPatch: Sendable {
+    public var title: String??
+    public var body: String?
+    public var weatherType: String?
+    public var category: String?
+
+    public init(title: String??, body: String?, weatherType: String?, category: String?) {
+        self.title = title
+        self.body = body
+        self.weatherType = weatherType
+        self.category = category
+    }
+}
+
+/// List filters, combined freely, plus the page.
+public struct PostQuery: Sendable, Equatable {
+    public var weatherType: WeatherType?
+    public var category: Category?
+    public var regionID: Int?
+    public var authorID: Int?
+    /// Only posts with an id below this one (the cursor).
+    public var before: Int?
+    public var limit: Int
+
+    public init(weatherType: WeatherType? = nil, category: Category? = nil, regionID: Int? = nil, authorID: Int? = nil, before: Int? = nil, limit: Int = 20) {
+        self.weatherType = weatherType
+        self.category = category
+        self.regionID = regionID
+        self.authorID = authorID
+        self.before = before
+        self.limit = limit
+    }
+}
+
+/// Who is reading, for visibility rules.
+public struct Viewer: Sendable, Equatable {
+    public var accountID: Int?
+    public var isModerator: Bool
+
+    public init(accountID: Int?, isModerator: Bool) {
+        self.accountID = accountID
+        self.isModerator = isModerator
+    }
+
+    public static let anonymous = Viewer(accountID: nil, isModerator: false)
+
+    public init(_ identity: Identity?) {
+        self.accountID = identity?.accountID
+        self.isModerator = identity?.account.role.canModerate ?? false
+    }
+}
+
+/// One page of posts and the cursor to the next.
+public struct PostPage: Sendable {
+    public var posts: [Post]
+    public var nextCursor: String?
+
+    public init(posts: [Post], nextCursor: String?) {
+        self.posts = posts
+        self.nextCursor = nextCursor
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Hashing
+
+/// The rules of CONTRACT §4: validation, idempotent creation, visibility, edits with revisions, soft deletes.
+public struct PostService: Sendable {
+    let store: any PostStore
+    let rateLimiter: any RateLimiter
+    let filter: any ContentFilter
+
+    public init(store: any PostStore, rateLimiter: any RateLimiter, filter: any ContentFilter = NoContentFilter()) {
+        self.store = store
+        self.rateLimiter = rateLimiter
+        self.filter = filter
+    }
+
+    // MARK: Create
+
+    public func create(_ draft: PostDraft, by identity: Identity, idempotencyKey: String?) async throws -> (Post, replayed: Bool) {
+        try identity.requireNotBanned()
+        let post = try await validate(draft)
+        let key = try idempotencyKey.map {
+            IdempotencyKey(scope: "post:\(identity.accountID)", key: try IdempotencyKey.validate($0), requestHash: Self.requestHash(post))
+        }
+        // A replay is answered without spending the posting allowance again.
+        if key == nil {
+            try await rateLimiter.hit(Self.postingPolicy(identity), subject: "\(identity.accountID)")
+        } else {
+            try await rateLimiter.check(Self.postingPolicy(identity), subject: "\(identity.accountID)")
+        }
+        let held = try await filter.shouldHold([post.title ?? "", post.body])
+        let (created, replayed) = try await store.create(authorID: identity.accountID, post: post, status: held ? .hidden : .visible, idempotency: key)
+        if key != nil, !replayed {
+            try? await rateLimiter.hit(Self.postingPolicy(identity), subject: "\(identity.accountID)")
+        }
+        return (created, replayed)
+    }
+
+    static func postingPolicy(_ identity: Identity) -> RateLimitPolicy {
+        identity.account.kind == .anonymous ? .anonymousPosting : .registeredPosting
+    }
+
+    func validate(_ draft: PostDraft) async throws -> NewPost {
+        let weatherType = try Self.weatherType(draft.weatherType)
+        let category = try Self.category(draft.category)
+        let title = try draft.title.map { try TextRules.validate($0, field: "title", range: 0...100) }
+        guard let rawBody = draft.body else { throw BoardError.invalidField(field: "body", message: "is required") }
+        let body = try TextRules.validate(rawBody, field: "body", range: 1...2000)
+        let regionID: Int
+        switch draft.location {
+        case .region(let id):
+            guard try await store.regionExists(id: id) else { throw BoardError.invalidField(field: "regionId", message: "no such region") }
+            regionID = id
+        case .coordinates(let lat, let lon):
+            guard (-90...90).contains(lat) else { throw BoardError.invalidField(field: "location.lat", message: "must be between -90 and 90") }
+            guard (-180...180).contains(lon) else { throw BoardError.invalidField(field: "location.lon", message: "must be between -180 and 180") }
+            guard let nearest = try await store.nearestRegion(lat: lat, lon: lon) else {
+                throw BoardError.invalidField(field: "location", message: "no region near this point")
+            }
+            regionID = nearest
+        case nil:
+            throw BoardError.invalidField(field: "regionId", message: "regionId or location is required")
+        }
+        return NewPost(weatherType: weatherType, category: category, title: title?.isEmpty == true ? nil : title, body: body, regionID: regionID)
+    }
+
+    static func weatherType(_ raw: String?, field: String = "weatherType") throws -> WeatherType {
+        guard let raw else { throw BoardError.invalidField(field: field, message: "is required") }
+        guard let type = WeatherType(rawValue: raw), type != .unknown else {
+            throw BoardError.invalidField(field: field, message: "must be one of \(WeatherType.postable.map(\.rawValue).joined(separator: ", "))")
+        }
+        return type
+    }
+
+    static func category(_ raw: String?, field: String = "category") throws -> Category {
+        guard let raw else { throw BoardError.invalidField(field: field, message: "is required") }
+        guard let category = Category(rawValue: raw) else {
+            throw BoardError.invalidField(field: field, message: "must be one of \(Category.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return category
+    }
+
+    static func requestHash(_ post: NewPost) -> String {
+        let canonical = [post.weatherType.rawValue, post.category.rawValue, post.title ?? "\u{0}", post.body, String(post.regionID)]
+        return Digest.sha256Hex(canonical.joined(separator: "\u{1F}"))
+    }
+
+    // MARK: Read
+
+    /// One post, or `notFound` when the viewer may not see it.
+    public func post(id: Int, viewer: Viewer) async throws -> Post {
+        guard let post = try await store.post(id: id), Self.canSee(post, viewer: viewer) else {
+            throw BoardError.notFound("post")
+        }
+        return post
+    }
+
+    static func canSee(_ post: Post, viewer: Viewer) -> Bool {
+        if viewer.isModerator { return true }
+        if post.deleted { return false }
+        if post.status == .visible { return true }
+        return post.authorID == viewer.accountID
+    }
+
+    public func list(_ query: PostQuery, viewer: Viewer) async throws -> PostPage {
+        var query = query
+        let limit = query.limit
+        query.limit = limit + 1
+        let posts = try await store.list(query, viewer: viewer)
+        return Self.page(posts, limit: limit)
+    }
+
+    public func listOwn(_ identity: Identity, before: Int?, limit: Int) async throws -> PostPage {
+        let posts = try await store.listOwn(authorID: identity.accountID, before: before, limit: limit + 1)
+        return Self.page(posts, limit: limit)
+    }
+
+    static func page(_ posts: [Post], limit: Int) -> PostPage {
+        guard posts.count > limit else { return PostPage(posts: posts, nextCursor: nil) }
+        let shown = Array(posts.prefix(limit))
+        return PostPage(posts: shown, nextCursor: shown.last.map { Cursor.encode($0.id) })
+    }
+
+    public func revisions(postID: Int) async throws -> [PostRevision] {
+        try await store.revisions(postID: postID)
+    }
+
+    // MARK: Edit and delete
+
+    public func update(id: Int, patch: PostPatch, by identity: Identity) async throws -> Post {
+        try identity.requireNotBanned()
+        let viewer = Viewer(identity)
+        guard let post = try await store.post(id: id), !post.deleted, Self.canSee(post, viewer: viewer) else {
+            throw BoardError.notFound("post")
+        }
+        guard post.authorID == identity.accountID else { throw BoardError.notOwner }
+        let weatherType = try patch.weatherType.map { try Self.weatherType($0) } ?? post.weatherType
+        let category = try patch.category.map { try Self.category($0) } ?? post.category
+        var title = post.title
+        if let newTitle = patch.title {
+            title = try newTitle.map { try TextRules.validate($0, field: "title", range: 0...100) }
+            if title?.isEmpty == true { title = nil }
+        }
+        let body = try patch.body.map { try TextRules.validate($0, field: "body", range: 1...2000) } ?? post.body
+        if weatherType == post.weatherType, category == post.category, title == post.title, body == post.body {
+            return post  // nothing changed: no revision
+        }
+        let held = try await filter.shouldHold([title ?? "", body])
+        return try await store.update(
+            id: id, weatherType: weatherType, category: category, title: title, body: body,
+            status: held && post.status == .visible ? .hidden : nil
+        )
+    }
+
+    /// Soft delete by the author (repeatable) or a moderator.
+    public func delete(id: Int, by identity: Identity) async throws {
+        guard let post = try await store.post(id: id) else { throw BoardError.notFound("post") }
+        let viewer = Viewer(identity)
+        if post.authorID == identity.accountID {
+            if !post.deleted { try await store.softDelete(id: id, by: identity.accountID) }
+            return
+        }
+        guard Self.canSee(post, viewer: viewer) else { throw BoardError.notFound("post") }
+        guard viewer.isModerator else { throw BoardError.notOwner }
+        if !post.deleted { try await store.softDelete(id: id, by: identity.accountID) }
+    }
+}

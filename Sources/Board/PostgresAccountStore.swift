@@ -1,0 +1,157 @@
+import Database
+import Foundation
+
+/// Accounts, sessions and blocks in PostgreSQL.
+public struct PostgresAccountStore: AccountStore {
+    let database: PostgresPool
+
+    public init(database: PostgresPool) {
+        self.database = database
+    }
+
+    /// The account columns every query selects, with the ban already checked against the clock.
+    static let columns = """
+        a.id, a.kind, a.username, a.display_name, a.role, a.created_at,
+        (a.banned AND (a.banned_until IS NULL OR a.banned_until > now())) AS banned_now,
+        CASE WHEN a.banned AND (a.banned_until IS NULL OR a.banned_until > now()) THEN a.banned_until END AS banned_until_now
+        """
+
+    static func account(from row: PostgresRow) throws -> Account {
+        Account(
+            id: try row.decode(Int.self, "id"),
+            kind: AccountKind(rawValue: try row.decode(String.self, "kind")) ?? .anonymous,
+            username: try row.decode(String?.self, "username"),
+            displayName: try row.decode(String.self, "display_name"),
+            role: Role(rawValue: try row.decode(String.self, "role")) ?? .member,
+            banned: try row.decode(Bool.self, "banned_now"),
+            bannedUntil: try row.decode(Date?.self, "banned_until_now"),
+            createdAt: try row.decode(Date.self, "created_at")
+        )
+    }
+
+    public func createAnonymous(displayName: String, tokenHash: String, tokenPrefix: String, idempotency: IdempotencyKey?) async throws -> (Account, replayed: Bool) {
+        try await database.transaction { connection in
+            if let idempotency {
+                let inserted = try connection.execute(
+                    """
+                    INSERT INTO idempotency_keys (scope, key, request_hash) VALUES (\(idempotency.scope), \(idempotency.key), \(idempotency.requestHash))
+                    ON CONFLICT (scope, key) DO NOTHING
+                    """
+                )
+                if inserted == 0 {
+                    // An earlier request with this key committed first (we waited for it): replay its account.
+                    let rows = try connection.query(
+                        """
+                        SELECT \(raw: Self.columns) FROM idempotency_keys k JOIN accounts a ON a.id = k.resource_id
+                        WHERE k.scope = \(idempotency.scope) AND k.key = \(idempotency.key) AND k.created_at > now() - interval '24 hours'
+                        """
+                    )
+                    if let row = rows.first {
+                        let account = try Self.account(from: row)
+                        try connection.execute("INSERT INTO sessions (account_id, token_hash, token_prefix) VALUES (\(account.id), \(tokenHash), \(tokenPrefix))")
+                        return (account, true)
+                    }
+                    // Expired, or its account was deleted: start the key afresh.
+                    try connection.execute(
+                        """
+                        UPDATE idempotency_keys SET request_hash = \(idempotency.requestHash), resource_id = NULL, created_at = now()
+                        WHERE scope = \(idempotency.scope) AND key = \(idempotency.key)
+                        """
+                    )
+                }
+            }
+            let row = try connection.query(
+                """
+                INSERT INTO accounts AS a (kind, display_name) VALUES ('anonymous', \(displayName))
+                RETURNING \(raw: Self.columns)
+                """
+            )[0]
+            let account = try Self.account(from: row)
+            try connection.execute("INSERT INTO sessions (account_id, token_hash, token_prefix) VALUES (\(account.id), \(tokenHash), \(tokenPrefix))")
+            if let idempotency {
+                try connection.execute(
+                    "UPDATE idempotency_keys SET resource_id = \(account.id), response_status = 201 WHERE scope = \(idempotency.scope) AND key = \(idempotency.key)"
+                )
+            }
+            return (account, false)
+        }
+    }
+
+    public func identity(tokenHash: String) async throws -> Identity? {
+        let rows = try await database.query(
+            """
+            SELECT s.id AS session_id, \(raw: Self.columns)
+            FROM sessions s JOIN accounts a ON a.id = s.account_id
+            WHERE s.token_hash = \(tokenHash) AND s.revoked_at IS NULL
+            """
+        )
+        guard let row = rows.first else { return nil }
+        return Identity(account: try Self.account(from: row), sessionID: try row.decode(Int.self, "session_id"))
+    }
+
+    public func register(accountID: Int, username: String, passwordHash: String, tokenHash: String, tokenPrefix: String) async throws -> Account {
+        do {
+            return try await database.transaction { connection in
+                let current = try connection.query("SELECT kind FROM accounts WHERE id = \(accountID) FOR UPDATE")
+                guard let kind = try current.first?.decode(String.self, "kind") else { throw BoardError.unauthenticated }
+                guard kind == AccountKind.anonymous.rawValue else { throw BoardError.alreadyRegistered }
+                let row = try connection.query(
+                    """
+                    UPDATE accounts AS a SET kind = 'registered', username = \(username), password_hash = \(passwordHash), display_name = \(username)
+                    WHERE id = \(accountID)
+                    RETURNING \(raw: Self.columns)
+                    """
+                )[0]
+                // Every token of the anonymous account stops working; the new one replaces them.
+                try connection.execute("UPDATE sessions SET revoked_at = now() WHERE account_id = \(accountID) AND revoked_at IS NULL")
+                try connection.execute("INSERT INTO sessions (account_id, token_hash, token_prefix) VALUES (\(accountID), \(tokenHash), \(tokenPrefix))")
+                return try Self.account(from: row)
+            }
+        } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "accounts_username_key" {
+            throw BoardError.usernameTaken
+        }
+    }
+
+    public func credentials(username: String) async throws -> (Account, passwordHash: String)? {
+        let rows = try await database.query(
+            "SELECT \(raw: Self.columns), a.password_hash FROM accounts a WHERE a.username = \(username) AND a.kind = 'registered'"
+        )
+        guard let row = rows.first, let hash = try row.decode(String?.self, "password_hash") else { return nil }
+        return (try Self.account(from: row), hash)
+    }
+
+    public func addSession(accountID: Int, tokenHash: String, tokenPrefix: String) async throws {
+        try await database.execute("INSERT INTO sessions (account_id, token_hash, token_prefix) VALUES (\(accountID), \(tokenHash), \(tokenPrefix))")
+    }
+
+    public func updatePasswordHash(accountID: Int, passwordHash: String) async throws {
+        try await database.execute("UPDATE accounts SET password_hash = \(passwordHash) WHERE id = \(accountID)")
+    }
+
+    public func revokeSession(id: Int) async throws {
+        try await database.execute("UPDATE sessions SET revoked_at = now() WHERE id = \(id) AND revoked_at IS NULL")
+    }
+
+    public func account(id: Int) async throws -> Account? {
+        let rows = try await database.query("SELECT \(raw: Self.columns) FROM accounts a WHERE a.id = \(id)")
+        return try rows.first.map(Self.account(from:))
+    }
+
+    public func delete(accountID: Int) async throws {
+        try await database.execute("DELETE FROM accounts WHERE id = \(accountID)")
+    }
+
+    public func block(blocker: Int, blocked: Int) async throws {
+        do {
+            try await database.execute(
+                "INSERT INTO blocks (blocker_id, blocked_id) VALUES (\(blocker), \(blocked)) ON CONFLICT DO NOTHING"
+            )
+        } catch let error as PostgresError where error.isForeignKeyViolation {
+            throw BoardError.notFound("account")
+        }
+    }
+
+    public func unblock(blocker: Int, blocked: Int) async throws {
+        try await database.execute("DELETE FROM blocks WHERE blocker_id = \(blocker) AND blocked_id = \(blocked)")
+    }
+}

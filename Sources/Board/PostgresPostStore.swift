@@ -1,0 +1,196 @@
+import Database
+import Foundation
+
+/// Posts in PostgreSQL. Lists are keyset pages over partial indexes (see sql/0004_posts.sql).
+public struct PostgresPostStore: PostStore {
+    let database: PostgresPool
+
+    public init(database: PostgresPool) {
+        self.database = database
+    }
+
+    static let select = """
+        SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en, r.name_ko, r.country_code,
+               p.weather_type, p.category, p.title, p.body, p.status, (p.deleted_at IS NOT NULL) AS deleted,
+               p.created_at, p.updated_at, p.edited
+        FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id
+        """
+
+    static func post(from row: PostgresRow) throws -> Post {
+        Post(
+            id: try row.decode(Int.self, "id"),
+            authorID: try row.decode(Int.self, "author_id"),
+            authorDisplayName: try row.decode(String.self, "author_name"),
+            region: RegionSummary(
+                id: try row.decode(Int.self, "region_id"),
+                nameEnglish: try row.decode(String.self, "name_en"),
+                nameKorean: try row.decode(String?.self, "name_ko"),
+                countryCode: try row.decode(String.self, "country_code")
+            ),
+            weatherType: WeatherType(rawValue: try row.decode(String.self, "weather_type")) ?? .unknown,
+            category: Category(rawValue: try row.decode(String.self, "category")) ?? .food,
+            title: try row.decode(String?.self, "title"),
+            body: try row.decode(String.self, "body"),
+            status: PostStatus(rawValue: try row.decode(String.self, "status")) ?? .hidden,
+            deleted: try row.decode(Bool.self, "deleted"),
+            createdAt: try row.decode(Date.self, "created_at"),
+            updatedAt: try row.decode(Date.self, "updated_at"),
+            edited: try row.decode(Bool.self, "edited")
+        )
+    }
+
+    public func create(authorID: Int, post: NewPost, status: PostStatus, idempotency: IdempotencyKey?) async throws -> (Post, replayed: Bool) {
+        try await database.transaction { connection in
+            if let idempotency {
+                let inserted = try connection.execute(
+                    """
+                    INSERT INTO idempotency_keys (scope, key, request_hash) VALUES (\(idempotency.scope), \(idempotency.key), \(idempotency.requestHash))
+                    ON CONFLICT (scope, key) DO NOTHING
+                    """
+                )
+                if inserted == 0 {
+                    // The first request with this key has committed (the insert waited for it).
+                    let row = try connection.query(
+                        """
+                        SELECT request_hash, resource_id, created_at > now() - interval '24 hours' AS live
+                        FROM idempotency_keys WHERE scope = \(idempotency.scope) AND key = \(idempotency.key) FOR UPDATE
+                        """
+                    )[0]
+                    if try row.decode(Bool.self, "live"), let resourceID = try row.decode(Int?.self, "resource_id") {
+                        guard try row.decode(String.self, "request_hash") == idempotency.requestHash else {
+                            throw BoardError.idempotencyConflict
+                        }
+                        let existing = try connection.query("\(raw: Self.select) WHERE p.id = \(resourceID)")
+                        if let first = existing.first {
+                            return (try Self.post(from: first), true)
+                        }
+                    }
+                    try connection.execute(
+                        """
+                        UPDATE idempotency_keys SET request_hash = \(idempotency.requestHash), resource_id = NULL, created_at = now()
+                        WHERE scope = \(idempotency.scope) AND key = \(idempotency.key)
+                        """
+                    )
+                }
+            }
+            let id = try connection.query(
+                """
+                INSERT INTO posts (author_id, region_id, weather_type, category, title, body, status, hidden_reason)
+                VALUES (\(authorID), \(post.regionID), \(post.weatherType.rawValue), \(post.category.rawValue), \(post.title), \(post.body),
+                        \(status.rawValue), \(status == .hidden ? "filter" : nil))
+                RETURNING id
+                """
+            )[0].decode(Int.self, "id")
+            if let idempotency {
+                try connection.execute(
+                    "UPDATE idempotency_keys SET resource_id = \(id), response_status = 201 WHERE scope = \(idempotency.scope) AND key = \(idempotency.key)"
+                )
+            }
+            return (try Self.post(from: connection.query("\(raw: Self.select) WHERE p.id = \(id)")[0]), false)
+        }
+    }
+
+    public func post(id: Int) async throws -> Post? {
+        try await database.query("\(raw: Self.select) WHERE p.id = \(id)").first.map(Self.post(from:))
+    }
+
+    /// The filter part shared by every list query.
+    static func filters(_ query: PostQuery) -> SQLQuery {
+        var sql: SQLQuery = ""
+        if let weatherType = query.weatherType { sql.append(" AND p.weather_type = \(weatherType.rawValue)" as SQLQuery) }
+        if let category = query.category { sql.append(" AND p.category = \(category.rawValue)" as SQLQuery) }
+        if let regionID = query.regionID { sql.append(" AND p.region_id = \(regionID)" as SQLQuery) }
+        if let authorID = query.authorID { sql.append(" AND p.author_id = \(authorID)" as SQLQuery) }
+        if let before = query.before { sql.append(" AND p.id < \(before)" as SQLQuery) }
+        return sql
+    }
+
+    public func list(_ query: PostQuery, viewer: Viewer) async throws -> [Post] {
+        var sql: SQLQuery
+        if viewer.isModerator {
+            // Moderators see every status; deleted posts stay out of lists.
+            sql = SQLQuery(stringLiteral: Self.select + " WHERE p.deleted_at IS NULL")
+            sql.append(Self.filters(query))
+            sql.append(" ORDER BY p.id DESC LIMIT \(query.limit)" as SQLQuery)
+        } else if let me = viewer.accountID {
+            // Public posts (minus blocked authors), merged with the viewer's own hidden/removed ones;
+            // each branch walks its own index in id order.
+            sql = "SELECT p.id FROM posts p WHERE p.status = 'visible' AND p.deleted_at IS NULL"
+            sql.append(Self.filters(query))
+            sql.append(" AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(me) AND b.blocked_id = p.author_id)" as SQLQuery)
+            sql.append(" ORDER BY p.id DESC LIMIT \(query.limit)" as SQLQuery)
+            var own: SQLQuery = "SELECT p.id FROM posts p WHERE p.author_id = \(me) AND p.status <> 'visible' AND p.deleted_at IS NULL"
+            own.append(Self.filters(query))
+            own.append(" ORDER BY p.id DESC LIMIT \(query.limit)" as SQLQuery)
+            var outer = SQLQuery(stringLiteral: "WITH ids AS ((")
+            outer.append(sql)
+            outer.append(") UNION ALL (")
+            outer.append(own)
+            outer.append(")) " + Self.select + " WHERE p.id IN (SELECT id FROM ids)")
+            outer.append(" ORDER BY p.id DESC LIMIT \(query.limit)" as SQLQuery)
+            sql = outer
+        } else {
+            sql = SQLQuery(stringLiteral: Self.select + " WHERE p.status = 'visible' AND p.deleted_at IS NULL")
+            sql.append(Self.filters(query))
+            sql.append(" ORDER BY p.id DESC LIMIT \(query.limit)" as SQLQuery)
+        }
+        return try await database.query(sql).map(Self.post(from:))
+    }
+
+    public func listOwn(authorID: Int, before: Int?, limit: Int) async throws -> [Post] {
+        var sql = SQLQuery(stringLiteral: Self.select)
+        sql.append(" WHERE p.author_id = \(authorID) AND p.deleted_at IS NULL" as SQLQuery)
+        if let before { sql.append(" AND p.id < \(before)" as SQLQuery) }
+        sql.append(" ORDER BY p.id DESC LIMIT \(limit)" as SQLQuery)
+        return try await database.query(sql).map(Self.post(from:))
+    }
+
+    public func update(id: Int, weatherType: WeatherType, category: Category, title: String?, body: String, status: PostStatus?) async throws -> Post {
+        try await database.transaction { connection in
+            try connection.execute(
+                """
+                INSERT INTO post_revisions (post_id, weather_type, category, title, body)
+                SELECT id, weather_type, category, title, body FROM posts WHERE id = \(id)
+                """
+            )
+            try connection.execute(
+                """
+                UPDATE posts SET weather_type = \(weatherType.rawValue), category = \(category.rawValue), title = \(title), body = \(body),
+                    edited = true, updated_at = now(),
+                    status = COALESCE(\(status?.rawValue), status),
+                    hidden_reason = CASE WHEN \(status?.rawValue) = 'hidden' THEN 'filter' ELSE hidden_reason END
+                WHERE id = \(id)
+                """
+            )
+            return try Self.post(from: connection.query("\(raw: Self.select) WHERE p.id = \(id)")[0])
+        }
+    }
+
+    public func softDelete(id: Int, by accountID: Int) async throws {
+        try await database.execute("UPDATE posts SET deleted_at = now(), deleted_by = \(accountID) WHERE id = \(id) AND deleted_at IS NULL")
+    }
+
+    public func revisions(postID: Int) async throws -> [PostRevision] {
+        try await database.query(
+            "SELECT weather_type, category, title, body, replaced_at FROM post_revisions WHERE post_id = \(postID) ORDER BY id"
+        ).map { row in
+            PostRevision(
+                weatherType: try row.decode(String.self, "weather_type"),
+                category: try row.decode(String.self, "category"),
+                title: try row.decode(String?.self, "title"),
+                body: try row.decode(String.self, "body"),
+                replacedAt: try row.decode(Date.self, "replaced_at")
+            )
+        }
+    }
+
+    public func nearestRegion(lat: Double, lon: Double) async throws -> Int? {
+        try await database.query(
+            "SELECT id FROM regions ORDER BY position <-> region_position(\(lat), \(lon)) LIMIT 1"
+        ).first?.decode(Int.self, "id")
+    }
+
+    public func regionExists(id: Int) async throws -> Bool {
+        try await !database.query("SELECT 1 AS one FROM regions WHERE id = \(id)").isEmpty
+    }
+}

@@ -1,0 +1,66 @@
+/// `POST /v1/posts`: `regionId`, or `location` to snap to the nearest region.
+public struct CreatePostRequest: Codable, Sendable {
+    public struct Location: Codable, Sendable {
+        public var lat: Double
+        public var lon: Double
+        public init(lat: Double, lon: Double) {
+            self.lat = lat
+            self.lon = lon
+        }
+    }
+
+    public var weatherType: String
+    public var category: String
+    public var title: String?
+    public var body: String
+    public var regionId: String?
+    public var location: Location?
+
+    public init(weatherType: String, category: String, title: String? = nil, body: String, regionId: String? = nil, location: Location? = nil) {
+        self.weatherType = weatherType
+        self.category = category
+        self.title = title
+        self.body = body
+        self.regionId = regionId
+        self.location = location
+    }
+}
+
+/// `PATCH /v1/posts/{id}`: absent fields stay; `"title": null` (or `""`) removes the title.
+public struct PatchPostRequest: Codable, Sendable {
+    public var title: String??
+    public var body: String?
+    public var weatherType: String?
+    public var category: String?
+
+    enum CodingKeys: String, CodingKey {
+        case title, body, weatherType, category
+    }
+
+    public init(title: String?? = nil, body: String? = nil, weatherType: String? = nil, category: String? = nil) {
+        self.title = title
+        self.body = body
+        self.weatherType = weatherType
+        self.category = category
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        if c.contains(.title) {
+            title = .some(try c.decodeNil(forKey: .title) ? nil : try c.decode(String.self, forKey: .title))
+        } else {
+            title = .none
+        }
+        body = try c.decodeIfPresent(String.self, forKey: .body)
+        weatherType = try c.decodeIfPresent(String.self, forKey: .weatherType)
+        category = try c.decodeIfPresent(String.self, forKey: .category)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        if let title { try c.encode(title, forKey: .title) }
+        try c.encodeIfPresent(body, forKey: .body)
+        try c.encodeIfPresent(weatherType, forKey: .weatherType)
+        try c.encodeIfPresent(category, forKey: .category)
+    }
+}

@@ -1,0 +1,78 @@
+import Board
+import Hummingbird
+import WeatherboardAPI
+
+/// CONTRACT §3: accounts, credentials, sessions and blocks.
+struct AccountsController {
+    let accounts: AccountService
+    let posts: PostService
+
+    var endpoints: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        routes.post("accounts", use: create)
+        routes.get("accounts/me", use: me)
+        routes.delete("accounts/me", use: deleteMe)
+        routes.post("accounts/me/credentials", use: register)
+        routes.get("accounts/me/posts", use: myPosts)
+        routes.post("accounts/me/blocks", use: block)
+        routes.delete("accounts/me/blocks/:accountId", use: unblock)
+        routes.post("sessions", use: login)
+        routes.delete("sessions/current", use: logout)
+        return routes
+    }
+
+    @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let issued = try await accounts.createAnonymous(clientIP: context.clientIP, idempotencyKey: request.idempotencyKey)
+        return try jsonResponse(AuthResponse(account: .init(issued.account), token: issued.token), status: issued.replayed ? .ok : .created)
+    }
+
+    @Sendable func me(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        return try jsonResponse(AccountResponse(identity.account))
+    }
+
+    @Sendable func deleteMe(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await accounts.deleteAccount(try context.requireIdentity())
+        return noContent()
+    }
+
+    @Sendable func register(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let body = try await request.decodeJSON(as: CredentialsRequest.self, context: context)
+        let issued = try await accounts.register(identity, username: body.username, password: body.password)
+        return try jsonResponse(AuthResponse(account: .init(issued.account), token: issued.token))
+    }
+
+    @Sendable func login(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let body = try await request.decodeJSON(as: CredentialsRequest.self, context: context)
+        let issued = try await accounts.login(username: body.username, password: body.password, clientIP: context.clientIP)
+        return try jsonResponse(AuthResponse(account: .init(issued.account), token: issued.token), status: .created)
+    }
+
+    @Sendable func logout(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await accounts.logout(try context.requireIdentity())
+        return noContent()
+    }
+
+    @Sendable func myPosts(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let page = try await posts.listOwn(identity, before: try request.cursor(), limit: try request.pageLimit())
+        let viewer = context.viewer
+        let language = request.language
+        return try jsonResponse(Page(items: page.posts.map { PostResponse($0, viewer: viewer, language: language) }, nextCursor: page.nextCursor))
+    }
+
+    @Sendable func block(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let body = try await request.decodeJSON(as: BlockRequest.self, context: context)
+        guard let id = Int(body.accountId), id > 0 else { throw APIError.notFound("account") }
+        try await accounts.block(identity, accountID: id)
+        return noContent()
+    }
+
+    @Sendable func unblock(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        try await accounts.unblock(identity, accountID: try context.pathID("accountId", "account"))
+        return noContent()
+    }
+}

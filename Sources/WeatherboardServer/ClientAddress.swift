@@ -1,0 +1,72 @@
+import Foundation
+import NIOCore
+
+/// Finds the client's IP for rate limits: the socket peer, unless the peer is a trusted proxy, in which case
+/// the right-most `X-Forwarded-For` entry that is not itself a trusted proxy.
+struct ClientAddress: Sendable {
+    let trusted: [IPRange]
+
+    init(trustedProxies: [String]) {
+        self.trusted = trustedProxies.compactMap(IPRange.init)
+    }
+
+    func resolve(peer: SocketAddress?, forwardedFor: String?) -> String {
+        guard let peerIP = peer?.ipAddress else { return "unknown" }
+        guard isTrusted(peerIP), let forwardedFor else { return peerIP }
+        let hops = forwardedFor.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        for hop in hops.reversed() {
+            guard IPRange.bytes(of: hop) != nil else { return peerIP }  // garbage: don't believe any of it
+            if !isTrusted(hop) { return hop }
+        }
+        return hops.first ?? peerIP
+    }
+
+    func isTrusted(_ ip: String) -> Bool {
+        guard let bytes = IPRange.bytes(of: ip) else { return false }
+        return trusted.contains { $0.contains(bytes) }
+    }
+}
+
+/// An address or CIDR range, IPv4 or IPv6 (`10.0.0.0/8`, `127.0.0.1`, `::1`).
+struct IPRange: Sendable {
+    let network: [UInt8]
+    let prefixLength: Int
+
+    init?(_ text: String) {
+        let parts = text.split(separator: "/", maxSplits: 1)
+        guard let first = parts.first, let bytes = Self.bytes(of: String(first)) else { return nil }
+        let bits = parts.count == 2 ? Int(parts[1]) : bytes.count * 8
+        guard let bits, bits >= 0, bits <= bytes.count * 8 else { return nil }
+        self.network = bytes
+        self.prefixLength = bits
+    }
+
+    func contains(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count == network.count else { return false }
+        var remaining = prefixLength
+        for i in 0..<bytes.count where remaining > 0 {
+            let take = min(8, remaining)
+            let mask: UInt8 = take == 8 ? 0xff : ~(0xff >> UInt8(take))
+            if bytes[i] & mask != network[i] & mask { return false }
+            remaining -= take
+        }
+        return true
+    }
+
+    static func bytes(of text: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            return withUnsafeBytes(of: &v4) { Array($0) }
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 {
+            let bytes = withUnsafeBytes(of: &v6) { Array($0) }
+            // IPv4-mapped IPv6 (::ffff:a.b.c.d) compares as IPv4.
+            if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
+                return Array(bytes[12...])
+            }
+            return bytes
+        }
+        return nil
+    }
+}

@@ -1,0 +1,70 @@
+import Board
+import Hummingbird
+import WeatherboardAPI
+
+/// CONTRACT §4: posts.
+struct PostsController {
+    let posts: PostService
+
+    var endpoints: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        routes.post("posts", use: create)
+        routes.get("posts", use: list)
+        routes.get("posts/:id", use: show)
+        routes.patch("posts/:id", use: update)
+        routes.delete("posts/:id", use: delete)
+        return routes
+    }
+
+    @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        try identity.requireNotBanned()
+        let body = try await request.decodeJSON(as: CreatePostRequest.self, context: context)
+        let location: PostLocation?
+        if let regionId = body.regionId {
+            guard let id = Int(regionId), id > 0 else { throw APIError.invalidField("regionId", "no such region") }
+            location = .region(id)
+        } else if let point = body.location {
+            location = .coordinates(lat: point.lat, lon: point.lon)
+        } else {
+            location = nil
+        }
+        let draft = PostDraft(weatherType: body.weatherType, category: body.category, title: body.title, body: body.body, location: location)
+        let (post, _) = try await posts.create(draft, by: identity, idempotencyKey: request.idempotencyKey)
+        return try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language), status: .created)
+    }
+
+    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let query = PostQuery(
+            weatherType: try request.queryValue("weatherType", as: WeatherType.self) { $0 != .unknown },
+            category: try request.queryValue("category", as: Category.self),
+            regionID: try request.queryID("regionId"),
+            authorID: try request.queryID("authorId"),
+            before: try request.cursor(),
+            limit: try request.pageLimit()
+        )
+        let viewer = context.viewer
+        let page = try await posts.list(query, viewer: viewer)
+        let language = request.language
+        return try jsonResponse(Page(items: page.posts.map { PostResponse($0, viewer: viewer, language: language) }, nextCursor: page.nextCursor))
+    }
+
+    @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let post = try await posts.post(id: try context.pathID("id", "post"), viewer: context.viewer)
+        return try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language))
+    }
+
+    @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let id = try context.pathID("id", "post")
+        let body = try await request.decodeJSON(as: PatchPostRequest.self, context: context)
+        let patch = PostPatch(title: body.title, body: body.body, weatherType: body.weatherType, category: body.category)
+        let post = try await posts.update(id: id, patch: patch, by: identity)
+        return try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language))
+    }
+
+    @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await posts.delete(id: try context.pathID("id", "post"), by: try context.requireIdentity())
+        return noContent()
+    }
+}

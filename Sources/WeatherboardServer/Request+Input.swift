@@ -1,0 +1,88 @@
+import Board
+import Foundation
+import Hummingbird
+
+extension Request {
+    /// Decodes a JSON body. Bad JSON (or not UTF-8) is 400 `bad_request`; well-formed JSON with a missing or
+    /// mistyped field is 422 `invalid_field` naming the field.
+    func decodeJSON<T: Decodable>(as type: T.Type, context: AppRequestContext) async throws -> T {
+        let buffer = try await body.collect(upTo: context.maxUploadSize)
+        let data = Data(buffer.readableBytesView)
+        if data.isEmpty { throw APIError.badRequest("a JSON body is required") }
+        guard String(data: data, encoding: .utf8) != nil else { throw APIError.badRequest("the body is not valid UTF-8") }
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            throw APIError.badRequest("the body is not valid JSON")
+        }
+        do {
+            return try JSONCoding.decoder.decode(T.self, from: data)
+        } catch let error as DecodingError {
+            throw Self.translate(error)
+        }
+    }
+
+    static func translate(_ error: DecodingError) -> APIError {
+        func path(_ context: DecodingError.Context, _ extra: (any CodingKey)? = nil) -> String {
+            let keys = context.codingPath + (extra.map { [$0] } ?? [])
+            let text = keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            return text.isEmpty ? "body" : text.replacingOccurrences(of: ".[", with: "[")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return .invalidField(path(context, key), "is required")
+        case .valueNotFound(_, let context):
+            return .invalidField(path(context), "must not be null")
+        case .typeMismatch(let type, let context):
+            let expected = type == String.self ? "a string" : (type == Double.self || type == Int.self ? "a number" : "a \(type)")
+            return .invalidField(path(context), "must be \(expected)")
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? .badRequest("the body is not valid JSON") : .invalidField(path(context), "has an invalid value")
+        @unknown default:
+            return .badRequest("the body could not be read")
+        }
+    }
+
+    /// The page size: default 20, above 100 clamped to 100; anything but a positive integer is 400.
+    func pageLimit() throws -> Int {
+        guard let raw = uri.queryParameters.get("limit") else { return 20 }
+        guard let value = Int(String(raw)), value >= 1 else {
+            throw APIError.badRequest("limit must be a positive integer")
+        }
+        return min(value, 100)
+    }
+
+    /// The decoded `cursor`, if any; garbage is 400.
+    func cursor() throws -> Int? {
+        guard let raw = uri.queryParameters.get("cursor"), !raw.isEmpty else { return nil }
+        return try Cursor.decode(String(raw))
+    }
+
+    /// An optional query value that must be one of a closed set.
+    func queryValue<T: RawRepresentable>(_ name: String, as type: T.Type, allowed: (T) -> Bool = { _ in true }) throws -> T? where T.RawValue == String {
+        guard let raw = uri.queryParameters.get(name) else { return nil }
+        guard let value = T(rawValue: String(raw)), allowed(value) else {
+            throw APIError.badRequest("\(name) '\(raw)' is not a known value")
+        }
+        return value
+    }
+
+    /// An optional query id (`regionId=`, `authorId=`): ids are decimal strings; anything else is 400.
+    func queryID(_ name: String) throws -> Int? {
+        guard let raw = uri.queryParameters.get(name) else { return nil }
+        guard let id = Int(String(raw)), id > 0 else { throw APIError.badRequest("\(name) is not a valid id") }
+        return id
+    }
+
+    var language: Language { Language(acceptLanguage: headers[.acceptLanguage]) }
+
+    var idempotencyKey: String? { headers[.idempotencyKey] }
+}
+
+extension AppRequestContext {
+    /// A path id: ids are positive decimal strings; anything else is an unknown id, 404.
+    func pathID(_ name: String = "id", _ what: String) throws -> Int {
+        guard let raw = parameters.get(name), let id = Int(raw), id > 0 else { throw APIError.notFound(what) }
+        return id
+    }
+}

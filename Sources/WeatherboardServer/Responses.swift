@@ -1,0 +1,57 @@
+import Board
+import Foundation
+import Hummingbird
+import NIOCore
+import WeatherboardAPI
+
+extension AccountResponse {
+    init(_ account: Account) {
+        self.init(
+            id: String(account.id), kind: account.kind.rawValue, username: account.username, displayName: account.displayName,
+            role: account.role.rawValue, banned: account.banned, bannedUntil: account.bannedUntil, createdAt: account.createdAt
+        )
+    }
+}
+
+extension PostResponse {
+    /// `status` is shown to the author and to moderators only.
+    init(_ post: Post, viewer: Viewer, language: Language, revisions: [PostRevision]? = nil) {
+        let isMine = post.authorID == viewer.accountID
+        self.init(
+            id: String(post.id),
+            weatherType: post.weatherType.rawValue,
+            category: post.category.rawValue,
+            title: post.title,
+            body: post.body,
+            region: .init(id: String(post.region.id), name: post.region.name(language), countryCode: post.region.countryCode),
+            author: .init(id: String(post.authorID), displayName: post.authorDisplayName),
+            createdAt: post.createdAt,
+            updatedAt: post.updatedAt,
+            edited: post.edited,
+            isMine: isMine,
+            status: isMine || viewer.isModerator ? post.status.rawValue : nil,
+            revisions: revisions.map { $0.map(RevisionResponse.init) }
+        )
+    }
+}
+
+extension RevisionResponse {
+    init(_ revision: PostRevision) {
+        self.init(weatherType: revision.weatherType, category: revision.category, title: revision.title, body: revision.body, replacedAt: revision.replacedAt)
+    }
+}
+
+/// A JSON response with a chosen status (Hummingbird's `EditedResponse` does the same for Encodable values).
+func jsonResponse(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+    let data = try JSONCoding.encoder.encode(value)
+    return Response(
+        status: status,
+        headers: [.contentType: "application/json; charset=utf-8"],
+        body: .init(byteBuffer: ByteBuffer(bytes: data))
+    )
+}
+
+/// 204 No Content.
+func noContent() -> Response {
+    Response(status: .noContent)
+}
