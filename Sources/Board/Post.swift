@@ -4,6 +4,16 @@ public enum PostStatus: String, Sendable {
     case visible, hidden, removed
 }
 
+extension Post {
+    /// The status the author is shown. A post held by the term filter looks visible to its author, so a
+    /// spammer cannot probe the term list; moderators see the real status.
+    public func status(shownTo viewer: Viewer) -> PostStatus? {
+        if viewer.isModerator { return status }
+        guard viewer.accountID == authorID else { return nil }
+        return status == .hidden && hiddenReason == "filter" ? .visible : status
+    }
+}
+
 /// A post as stored, with what lists show of its author and region.
 public struct Post: Sendable, Equatable {
     public var id: Int
@@ -15,6 +25,8 @@ public struct Post: Sendable, Equatable {
     public var title: String?
     public var body: String
     public var status: PostStatus
+    /// Why a hidden post is hidden: `reports` (auto-hide) or `filter` (held by the term filter).
+    public var hiddenReason: String?
     public var deleted: Bool
     public var createdAt: Date
     public var updatedAt: Date
@@ -22,8 +34,9 @@ public struct Post: Sendable, Equatable {
 
     public init(
         id: Int, authorID: Int, authorDisplayName: String, region: RegionSummary, weatherType: WeatherType, category: Category,
-        title: String?, body: String, status: PostStatus, deleted: Bool, createdAt: Date, updatedAt: Date, edited: Bool
+        title: String?, body: String, status: PostStatus, hiddenReason: String? = nil, deleted: Bool, createdAt: Date, updatedAt: Date, edited: Bool
     ) {
+        self.hiddenReason = hiddenReason
         self.id = id
         self.authorID = authorID
         self.authorDisplayName = authorDisplayName

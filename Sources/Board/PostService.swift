@@ -120,6 +120,12 @@ public struct PostService: Sendable {
         return PostPage(posts: shown, nextCursor: shown.last.map { Cursor.encode($0.id) })
     }
 
+    /// The role of an account (for ban rules); `notFound` if there is none.
+    public func accountRole(_ accountID: Int) async throws -> Role {
+        guard let role = try await store.accountRole(accountID) else { throw BoardError.notFound("account") }
+        return role
+    }
+
     public func revisions(postID: Int) async throws -> [PostRevision] {
         try await store.revisions(postID: postID)
     }
@@ -151,16 +157,20 @@ public struct PostService: Sendable {
         )
     }
 
-    /// Soft delete by the author (repeatable) or a moderator.
-    public func delete(id: Int, by identity: Identity) async throws {
+    /// Soft delete by the author (repeatable) or a moderator. Returns true when a moderator deleted
+    /// someone else's post (which the moderation log records).
+    @discardableResult
+    public func delete(id: Int, by identity: Identity) async throws -> Bool {
         guard let post = try await store.post(id: id) else { throw BoardError.notFound("post") }
         let viewer = Viewer(identity)
         if post.authorID == identity.accountID {
             if !post.deleted { try await store.softDelete(id: id, by: identity.accountID) }
-            return
+            return false
         }
         guard Self.canSee(post, viewer: viewer) else { throw BoardError.notFound("post") }
         guard viewer.isModerator else { throw BoardError.notOwner }
-        if !post.deleted { try await store.softDelete(id: id, by: identity.accountID) }
+        guard !post.deleted else { return false }
+        try await store.softDelete(id: id, by: identity.accountID)
+        return true
     }
 }

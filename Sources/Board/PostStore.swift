@@ -16,4 +16,5 @@ public protocol PostStore: Sendable {
     /// The region nearest to a point.
     func nearestRegion(lat: Double, lon: Double) async throws -> Int?
     func regionExists(id: Int) async throws -> Bool
+    func accountRole(_ accountID: Int) async throws -> Role?
 }

@@ -11,7 +11,7 @@ public struct PostgresPostStore: PostStore {
 
     static let select = """
         SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en, r.name_ko, r.country_code,
-               p.weather_type, p.category, p.title, p.body, p.status, (p.deleted_at IS NOT NULL) AS deleted,
+               p.weather_type, p.category, p.title, p.body, p.status, p.hidden_reason, (p.deleted_at IS NOT NULL) AS deleted,
                p.created_at, p.updated_at, p.edited
         FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id
         """
@@ -32,6 +32,7 @@ public struct PostgresPostStore: PostStore {
             title: try row.decode(String?.self, "title"),
             body: try row.decode(String.self, "body"),
             status: PostStatus(rawValue: try row.decode(String.self, "status")) ?? .hidden,
+            hiddenReason: try row.decode(String?.self, "hidden_reason"),
             deleted: try row.decode(Bool.self, "deleted"),
             createdAt: try row.decode(Date.self, "created_at"),
             updatedAt: try row.decode(Date.self, "updated_at"),
@@ -81,6 +82,9 @@ public struct PostgresPostStore: PostStore {
                 RETURNING id
                 """
             )[0].decode(Int.self, "id")
+            if status == .hidden {
+                try Self.queueForFilter(postID: id, connection: connection)
+            }
             if let idempotency {
                 try connection.execute(
                     "UPDATE idempotency_keys SET resource_id = \(id), response_status = 201 WHERE scope = \(idempotency.scope) AND key = \(idempotency.key)"
@@ -162,8 +166,21 @@ public struct PostgresPostStore: PostStore {
                 WHERE id = \(id)
                 """
             )
+            if status == .hidden {
+                try Self.queueForFilter(postID: id, connection: connection)
+            }
             return try Self.post(from: connection.query("\(raw: Self.select) WHERE p.id = \(id)")[0])
         }
+    }
+
+    /// Files the term filter's report, so a held post shows up in the moderation queue.
+    static func queueForFilter(postID: Int, connection: PostgresConnection) throws {
+        try connection.execute(
+            """
+            INSERT INTO reports (post_id, reporter_id, reason, reported_title, reported_body)
+            SELECT id, NULL, 'filter', title, body FROM posts WHERE id = \(postID)
+            """
+        )
     }
 
     public func softDelete(id: Int, by accountID: Int) async throws {
@@ -192,5 +209,10 @@ public struct PostgresPostStore: PostStore {
 
     public func regionExists(id: Int) async throws -> Bool {
         try await !database.query("SELECT 1 AS one FROM regions WHERE id = \(id)").isEmpty
+    }
+
+    public func accountRole(_ accountID: Int) async throws -> Role? {
+        try await database.query("SELECT role FROM accounts WHERE id = \(accountID)").first
+            .map { Role(rawValue: try $0.decode(String.self, "role")) ?? .member }
     }
 }

@@ -12,13 +12,17 @@ public struct AppDependencies: Sendable {
     public let rateLimiter: any RateLimiter
     public let accounts: AccountService
     public let posts: PostService
+    public let moderation: ModerationService
 
-    public init(database: PostgresPool, hasher: PasswordHasher, rateLimiter: any RateLimiter) {
+    public init(database: PostgresPool, hasher: PasswordHasher, rateLimiter: any RateLimiter, reportPolicy: ReportPolicy = ReportPolicy()) {
         self.database = database
         self.hasher = hasher
         self.rateLimiter = rateLimiter
         self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter)
-        self.posts = PostService(store: PostgresPostStore(database: database), rateLimiter: rateLimiter)
+        let moderationStore = PostgresModerationStore(database: database)
+        let filter = TermFilter { try await moderationStore.terms() }
+        self.posts = PostService(store: PostgresPostStore(database: database), rateLimiter: rateLimiter, filter: filter)
+        self.moderation = ModerationService(store: moderationStore, posts: posts, rateLimiter: rateLimiter, policy: reportPolicy)
     }
 
     public static func make(configuration: AppConfiguration, logger: Logger) -> AppDependencies {
@@ -31,7 +35,12 @@ public struct AppDependencies: Sendable {
             logger: logger
         )
         let rateLimiter: any RateLimiter = configuration.rateLimitsEnabled ? PostgresRateLimiter(database: pool) : UnlimitedRateLimiter()
-        return AppDependencies(database: pool, hasher: PasswordHasher(threads: configuration.passwordHashThreads), rateLimiter: rateLimiter)
+        return AppDependencies(
+            database: pool,
+            hasher: PasswordHasher(threads: configuration.passwordHashThreads),
+            rateLimiter: rateLimiter,
+            reportPolicy: ReportPolicy(hideThreshold: configuration.reportHideThreshold, trustAgeSeconds: configuration.reportTrustAgeSeconds)
+        )
     }
 }
 
@@ -63,7 +72,8 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
         .add(middleware: AuthenticationMiddleware(accounts: dependencies.accounts, clientAddress: ClientAddress(trustedProxies: configuration.trustedProxies)))
     api.addRoutes(VocabularyController().endpoints)
     api.addRoutes(AccountsController(accounts: dependencies.accounts, posts: dependencies.posts).endpoints)
-    api.addRoutes(PostsController(posts: dependencies.posts).endpoints)
+    api.addRoutes(PostsController(posts: dependencies.posts, moderation: dependencies.moderation).endpoints)
+    api.addRoutes(ModerationController(moderation: dependencies.moderation, posts: dependencies.posts).endpoints)
     return router
 }
 

@@ -5,6 +5,7 @@ import WeatherboardAPI
 /// CONTRACT §4: posts.
 struct PostsController {
     let posts: PostService
+    let moderation: ModerationService
 
     var endpoints: RouteCollection<AppRequestContext> {
         let routes = RouteCollection(context: AppRequestContext.self)
@@ -64,7 +65,11 @@ struct PostsController {
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await posts.delete(id: try context.pathID("id", "post"), by: try context.requireIdentity())
+        let identity = try context.requireIdentity()
+        let id = try context.pathID("id", "post")
+        if try await posts.delete(id: id, by: identity) {
+            try await moderation.recordPostDeletion(postID: id, by: identity)
+        }
         return noContent()
     }
 }

@@ -29,7 +29,7 @@ extension PostResponse {
             updatedAt: post.updatedAt,
             edited: post.edited,
             isMine: isMine,
-            status: isMine || viewer.isModerator ? post.status.rawValue : nil,
+            status: post.status(shownTo: viewer)?.rawValue,
             revisions: revisions.map { $0.map(RevisionResponse.init) }
         )
     }

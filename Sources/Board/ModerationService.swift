@@ -1,0 +1,117 @@
+import Foundation
+
+/// CONTRACT §5: reports, the moderator's queue and decisions, bans, the log, roles and blocked terms.
+public struct ModerationService: Sendable {
+    let store: any ModerationStore
+    let posts: PostService
+    let rateLimiter: any RateLimiter
+    public let policy: ReportPolicy
+
+    public init(store: any ModerationStore, posts: PostService, rateLimiter: any RateLimiter, policy: ReportPolicy) {
+        self.store = store
+        self.posts = posts
+        self.rateLimiter = rateLimiter
+        self.policy = policy
+    }
+
+    // MARK: Reports
+
+    public func report(postID: Int, reason rawReason: String, note rawNote: String?, by identity: Identity) async throws -> (Report, created: Bool) {
+        try identity.requireNotBanned()
+        guard let reason = ReportReason(rawValue: rawReason), reason != .filter else {
+            throw BoardError.invalidField(field: "reason", message: "must be one of spam, abuse, hate, sexual, misinformation, other")
+        }
+        let note = try rawNote.map { try TextRules.validate($0, field: "note", range: 0...500) }.flatMap { $0.isEmpty ? nil : $0 }
+        // Only posts the reporter can see can be reported (404 otherwise, like reading them).
+        let post = try await posts.post(id: postID, viewer: Viewer(identity))
+        guard post.authorID != identity.accountID else { throw BoardError.forbidden("you cannot report your own post") }
+        try await rateLimiter.hit(.reporting, subject: "\(identity.accountID)")
+        return try await store.report(postID: postID, reporterID: identity.accountID, reason: reason, note: note, policy: policy)
+    }
+
+    public func myReports(_ identity: Identity, before: Int?, limit: Int) async throws -> (reports: [Report], nextCursor: String?) {
+        let rows = try await store.reports(byReporter: identity.accountID, before: before, limit: limit + 1)
+        guard rows.count > limit else { return (rows, nil) }
+        let shown = Array(rows.prefix(limit))
+        return (shown, shown.last.map { Cursor.encode($0.id) })
+    }
+
+    // MARK: Moderators
+
+    public func queue(_ identity: Identity, after: Int?, limit: Int) async throws -> (items: [QueueItem], nextCursor: String?) {
+        try identity.requireModerator()
+        let items = try await store.queue(after: after, limit: limit + 1)
+        guard items.count > limit else { return (items, nil) }
+        let shown = Array(items.prefix(limit))
+        return (shown, shown.last.map { Cursor.encode($0.firstReportID) })
+    }
+
+    public func decide(postID: Int, action rawAction: String, note rawNote: String?, by identity: Identity) async throws -> (Post, resolved: Int) {
+        try identity.requireModerator()
+        guard let action = ModerationAction(rawValue: rawAction) else {
+            throw BoardError.invalidField(field: "action", message: "must be dismiss, remove or restore")
+        }
+        let note = try Self.note(rawNote)
+        return try await store.decide(postID: postID, action: action, moderatorID: identity.accountID, note: note)
+    }
+
+    public func ban(accountID: Int, until: Date?, reason rawReason: String, by identity: Identity) async throws -> Account {
+        try identity.requireModerator()
+        let reason = try TextRules.validate(rawReason, field: "reason", range: 1...500)
+        if let until, until <= Date() { throw BoardError.invalidField(field: "until", message: "must be in the future, or null for a permanent ban") }
+        guard accountID != identity.accountID else { throw BoardError.invalidField(field: "accountId", message: "you cannot ban yourself") }
+        let target = try await posts.accountRole(accountID)
+        if target != .member && identity.account.role != .admin {
+            throw BoardError.forbidden("only an admin may ban a moderator or admin")
+        }
+        return try await store.ban(accountID: accountID, until: until, reason: reason, moderatorID: identity.accountID)
+    }
+
+    public func unban(accountID: Int, by identity: Identity) async throws {
+        try identity.requireModerator()
+        try await store.unban(accountID: accountID, moderatorID: identity.accountID)
+    }
+
+    public func log(_ identity: Identity, before: Int?, limit: Int) async throws -> (entries: [ModerationLogEntry], nextCursor: String?) {
+        try identity.requireModerator()
+        let rows = try await store.log(before: before, limit: limit + 1)
+        guard rows.count > limit else { return (rows, nil) }
+        let shown = Array(rows.prefix(limit))
+        return (shown, shown.last.map { Cursor.encode($0.id) })
+    }
+
+    /// A moderator's DELETE of someone else's post is logged like any other action.
+    public func recordPostDeletion(postID: Int, by identity: Identity) async throws {
+        try await store.record(moderatorID: identity.accountID, action: "delete", targetType: "post", targetID: String(postID), note: nil)
+    }
+
+    static func note(_ raw: String?) throws -> String? {
+        try raw.map { try TextRules.validate($0, field: "note", range: 0...500) }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    // MARK: Operators (the `weatherboard` command)
+
+    public func setRole(username: String, role: Role) async throws -> Account {
+        guard let account = try await store.setRole(username: username.lowercased(), role: role) else {
+            throw BoardError.notFound("account '\(username)'")
+        }
+        return account
+    }
+
+    public func addTerm(_ raw: String) async throws -> String {
+        let term = TermFilter.normalize(raw)
+        guard !term.isEmpty, term.unicodeScalars.count <= 100 else {
+            throw BoardError.invalidField(field: "term", message: "must be 1–100 characters")
+        }
+        try await store.addTerm(term)
+        return term
+    }
+
+    public func removeTerm(_ raw: String) async throws -> Bool {
+        try await store.removeTerm(TermFilter.normalize(raw))
+    }
+
+    public func terms() async throws -> [String] {
+        try await store.terms()
+    }
+}

@@ -1,0 +1,20 @@
+import Foundation
+
+/// Where reports, decisions, bans, the log and blocked terms live. `PostgresModerationStore` is the real one.
+public protocol ModerationStore: Sendable {
+    /// Files a report (or returns the reporter's existing one, `created: false`) and hides the post when
+    /// trusted reporters reach the policy's threshold, all in one transaction.
+    func report(postID: Int, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy) async throws -> (Report, created: Bool)
+    func reports(byReporter: Int, before: Int?, limit: Int) async throws -> [Report]
+    func queue(after: Int?, limit: Int) async throws -> [QueueItem]
+    /// Applies a decision and resolves every open report on the post. Returns the post and the count resolved.
+    func decide(postID: Int, action: ModerationAction, moderatorID: Int, note: String?) async throws -> (Post, resolved: Int)
+    func ban(accountID: Int, until: Date?, reason: String, moderatorID: Int?) async throws -> Account
+    func unban(accountID: Int, moderatorID: Int?) async throws
+    func log(before: Int?, limit: Int) async throws -> [ModerationLogEntry]
+    func record(moderatorID: Int?, action: String, targetType: String, targetID: String, note: String?) async throws
+    func setRole(username: String, role: Role) async throws -> Account?
+    func addTerm(_ term: String) async throws
+    func removeTerm(_ term: String) async throws -> Bool
+    func terms() async throws -> [String]
+}

@@ -1,0 +1,234 @@
+import Database
+import Foundation
+
+/// Reports, decisions, bans, the log and blocked terms in PostgreSQL.
+public struct PostgresModerationStore: ModerationStore {
+    let database: PostgresPool
+
+    public init(database: PostgresPool) {
+        self.database = database
+    }
+
+    static let reportColumns = "r.id, r.post_id, r.reporter_id, r.reason, r.note, r.reported_title, r.reported_body, r.status, r.created_at"
+
+    static func report(from row: PostgresRow) throws -> Report {
+        Report(
+            id: try row.decode(Int.self, "id"),
+            postID: try row.decode(Int.self, "post_id"),
+            reporterID: try row.decode(Int?.self, "reporter_id"),
+            reason: try row.decode(String.self, "reason"),
+            note: try row.decode(String?.self, "note"),
+            reportedTitle: try row.decode(String?.self, "reported_title"),
+            reportedBody: try row.decode(String.self, "reported_body"),
+            outcome: ReportOutcome(rawValue: try row.decode(String.self, "status")) ?? .open,
+            createdAt: try row.decode(Date.self, "created_at")
+        )
+    }
+
+    public func report(postID: Int, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy) async throws -> (Report, created: Bool) {
+        try await database.transaction { connection in
+            // Lock the post: concurrent reports on one post are counted one after another.
+            let posts = try connection.query("SELECT status FROM posts WHERE id = \(postID) AND deleted_at IS NULL FOR UPDATE")
+            guard let status = try posts.first?.decode(String.self, "status") else { throw BoardError.notFound("post") }
+            let inserted = try connection.query(
+                """
+                INSERT INTO reports (post_id, reporter_id, reason, note, reported_title, reported_body)
+                SELECT id, \(reporterID), \(reason.rawValue), \(note), title, body FROM posts WHERE id = \(postID)
+                ON CONFLICT (post_id, reporter_id) WHERE reporter_id IS NOT NULL DO NOTHING
+                RETURNING \(raw: Self.reportColumns.replacingOccurrences(of: "r.", with: ""))
+                """
+            )
+            if let row = inserted.first {
+                let report = try Self.report(from: row)
+                if status == PostStatus.visible.rawValue {
+                    let trusted = try connection.query(
+                        """
+                        SELECT count(DISTINCT r.reporter_id) AS n
+                        FROM reports r JOIN accounts a ON a.id = r.reporter_id
+                        WHERE r.post_id = \(postID) AND r.status = 'open'
+                          AND (a.kind = 'registered' OR a.created_at <= now() - make_interval(secs => \(Double(policy.trustAgeSeconds))))
+                        """
+                    )[0].decode(Int.self, "n")
+                    if trusted >= policy.hideThreshold {
+                        try connection.execute("UPDATE posts SET status = 'hidden', hidden_reason = 'reports' WHERE id = \(postID) AND status = 'visible'")
+                    }
+                }
+                return (report, true)
+            }
+            let existing = try connection.query(
+                "SELECT \(raw: Self.reportColumns) FROM reports r WHERE r.post_id = \(postID) AND r.reporter_id = \(reporterID)"
+            )[0]
+            return (try Self.report(from: existing), false)
+        }
+    }
+
+    public func reports(byReporter reporterID: Int, before: Int?, limit: Int) async throws -> [Report] {
+        var sql: SQLQuery = "SELECT \(raw: Self.reportColumns) FROM reports r WHERE r.reporter_id = \(reporterID)"
+        if let before { sql.append(" AND r.id < \(before)" as SQLQuery) }
+        sql.append(" ORDER BY r.id DESC LIMIT \(limit)" as SQLQuery)
+        return try await database.query(sql).map(Self.report(from:))
+    }
+
+    public func queue(after: Int?, limit: Int) async throws -> [QueueItem] {
+        try await database.withConnection { connection in
+            let groups = try connection.query(
+                """
+                SELECT post_id, min(id) AS first_id, min(created_at) AS first_at
+                FROM reports WHERE status = 'open'
+                GROUP BY post_id HAVING min(id) > \(after ?? 0)
+                ORDER BY min(id) LIMIT \(limit)
+                """
+            )
+            guard !groups.isEmpty else { return [] }
+            let ids = try groups.map { String(try $0.decode(Int.self, "post_id")) }
+            var posts: [Int: Post] = [:]
+            for row in try connection.query("\(raw: PostgresPostStore.select) WHERE p.id = ANY(\(ids)::int8[])") {
+                let post = try PostgresPostStore.post(from: row)
+                posts[post.id] = post
+            }
+            var reports: [Int: [Report]] = [:]
+            for row in try connection.query(
+                "SELECT \(raw: Self.reportColumns) FROM reports r WHERE r.status = 'open' AND r.post_id = ANY(\(ids)::int8[]) ORDER BY r.id"
+            ) {
+                let report = try Self.report(from: row)
+                reports[report.postID, default: []].append(report)
+            }
+            var revisions: [Int: [PostRevision]] = [:]
+            for row in try connection.query(
+                "SELECT post_id, weather_type, category, title, body, replaced_at FROM post_revisions WHERE post_id = ANY(\(ids)::int8[]) ORDER BY id"
+            ) {
+                revisions[try row.decode(Int.self, "post_id"), default: []].append(
+                    PostRevision(
+                        weatherType: try row.decode(String.self, "weather_type"),
+                        category: try row.decode(String.self, "category"),
+                        title: try row.decode(String?.self, "title"),
+                        body: try row.decode(String.self, "body"),
+                        replacedAt: try row.decode(Date.self, "replaced_at")
+                    )
+                )
+            }
+            return try groups.compactMap { group in
+                let postID = try group.decode(Int.self, "post_id")
+                guard let post = posts[postID] else { return nil }
+                return QueueItem(
+                    post: post, revisions: revisions[postID] ?? [], reports: reports[postID] ?? [],
+                    firstReportedAt: try group.decode(Date.self, "first_at"), firstReportID: try group.decode(Int.self, "first_id")
+                )
+            }
+        }
+    }
+
+    public func decide(postID: Int, action: ModerationAction, moderatorID: Int, note: String?) async throws -> (Post, resolved: Int) {
+        try await database.transaction { connection in
+            let current = try connection.query("SELECT status FROM posts WHERE id = \(postID) FOR UPDATE")
+            guard let status = try current.first?.decode(String.self, "status") else { throw BoardError.notFound("post") }
+            let outcome: ReportOutcome
+            switch action {
+            case .dismiss:
+                // Unhides an auto-hidden or filter-held post; a removal stays (only restore undoes it).
+                outcome = .dismissed
+                if status == PostStatus.hidden.rawValue {
+                    try connection.execute("UPDATE posts SET status = 'visible', hidden_reason = NULL WHERE id = \(postID)")
+                }
+            case .remove:
+                outcome = .actioned
+                try connection.execute("UPDATE posts SET status = 'removed', hidden_reason = NULL WHERE id = \(postID)")
+            case .restore:
+                outcome = .dismissed
+                try connection.execute("UPDATE posts SET status = 'visible', hidden_reason = NULL WHERE id = \(postID)")
+            }
+            let resolved = try connection.execute(
+                """
+                UPDATE reports SET status = \(outcome.rawValue), resolved_at = now(), resolved_by = \(moderatorID)
+                WHERE post_id = \(postID) AND status = 'open'
+                """
+            )
+            try connection.execute(
+                """
+                INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note)
+                VALUES (\(moderatorID), \(action.rawValue), 'post', \(String(postID)), \(note))
+                """
+            )
+            let post = try PostgresPostStore.post(from: connection.query("\(raw: PostgresPostStore.select) WHERE p.id = \(postID)")[0])
+            return (post, resolved)
+        }
+    }
+
+    public func ban(accountID: Int, until: Date?, reason: String, moderatorID: Int?) async throws -> Account {
+        try await database.transaction { connection in
+            let rows = try connection.query(
+                """
+                UPDATE accounts AS a SET banned = true, banned_until = \(until), ban_reason = \(reason) WHERE id = \(accountID)
+                RETURNING \(raw: PostgresAccountStore.columns)
+                """
+            )
+            guard let row = rows.first else { throw BoardError.notFound("account") }
+            let note = until.map { "\(reason) (until \($0.formatted(.iso8601)))" } ?? "\(reason) (permanent)"
+            try connection.execute(
+                "INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note) VALUES (\(moderatorID), 'ban', 'account', \(String(accountID)), \(note))"
+            )
+            return try PostgresAccountStore.account(from: row)
+        }
+    }
+
+    public func unban(accountID: Int, moderatorID: Int?) async throws {
+        try await database.transaction { connection in
+            let changed = try connection.query(
+                "UPDATE accounts SET banned = false, banned_until = NULL, ban_reason = NULL WHERE id = \(accountID) RETURNING id"
+            )
+            guard !changed.isEmpty else { throw BoardError.notFound("account") }
+            try connection.execute(
+                "INSERT INTO moderation_log (moderator_id, action, target_type, target_id) VALUES (\(moderatorID), 'unban', 'account', \(String(accountID)))"
+            )
+        }
+    }
+
+    public func log(before: Int?, limit: Int) async throws -> [ModerationLogEntry] {
+        var sql: SQLQuery = "SELECT id, moderator_id, action, target_type, target_id, note, created_at FROM moderation_log WHERE true"
+        if let before { sql.append(" AND id < \(before)" as SQLQuery) }
+        sql.append(" ORDER BY id DESC LIMIT \(limit)" as SQLQuery)
+        return try await database.query(sql).map { row in
+            ModerationLogEntry(
+                id: try row.decode(Int.self, "id"),
+                moderatorID: try row.decode(Int?.self, "moderator_id"),
+                action: try row.decode(String.self, "action"),
+                targetType: try row.decode(String.self, "target_type"),
+                targetID: try row.decode(String.self, "target_id"),
+                note: try row.decode(String?.self, "note"),
+                createdAt: try row.decode(Date.self, "created_at")
+            )
+        }
+    }
+
+    public func record(moderatorID: Int?, action: String, targetType: String, targetID: String, note: String?) async throws {
+        try await database.execute(
+            "INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note) VALUES (\(moderatorID), \(action), \(targetType), \(targetID), \(note))"
+        )
+    }
+
+    public func setRole(username: String, role: Role) async throws -> Account? {
+        try await database.transaction { connection in
+            let rows = try connection.query(
+                "UPDATE accounts AS a SET role = \(role.rawValue) WHERE username = \(username) RETURNING \(raw: PostgresAccountStore.columns)"
+            )
+            guard let row = rows.first else { return nil }
+            let account = try PostgresAccountStore.account(from: row)
+            try connection.execute(
+                "INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note) VALUES (NULL, 'set_role', 'account', \(String(account.id)), \(role.rawValue))"
+            )
+            return account
+        }
+    }
+
+    public func addTerm(_ term: String) async throws {
+        try await database.execute("INSERT INTO blocked_terms (term) VALUES (\(term)) ON CONFLICT DO NOTHING")
+    }
+
+    public func removeTerm(_ term: String) async throws -> Bool {
+        try await database.execute("DELETE FROM blocked_terms WHERE term = \(term)") > 0
+    }
+
+    public func terms() async throws -> [String] {
+        try await database.query("SELECT term FROM blocked_terms ORDER BY term").map { try $0.decode(String.self, "term") }
+    }
+}

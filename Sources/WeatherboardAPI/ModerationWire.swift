@@ -1,0 +1,157 @@
+import Foundation
+
+/// `POST /v1/posts/{id}/reports`.
+public struct ReportRequest: Codable, Sendable {
+    public var reason: String
+    public var note: String?
+    public init(reason: String, note: String? = nil) {
+        self.reason = reason
+        self.note = note
+    }
+}
+
+/// A report as its reporter sees it (`GET /v1/accounts/me/reports`), with its outcome.
+public struct ReportResponse: Codable, Sendable {
+    public var id: String
+    public var postId: String
+    public var reason: String
+    public var note: String?
+    /// `open`, `dismissed` or `actioned`.
+    public var outcome: String
+    public var createdAt: Date
+
+    public init(id: String, postId: String, reason: String, note: String?, outcome: String, createdAt: Date) {
+        self.id = id
+        self.postId = postId
+        self.reason = reason
+        self.note = note
+        self.outcome = outcome
+        self.createdAt = createdAt
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(postId, forKey: .postId)
+        try c.encode(reason, forKey: .reason)
+        try c.encode(note, forKey: .note)
+        try c.encode(outcome, forKey: .outcome)
+        try c.encode(createdAt, forKey: .createdAt)
+    }
+}
+
+/// A report in the moderation queue, with the snapshot of the post as reported.
+public struct QueueReportResponse: Codable, Sendable {
+    public var id: String
+    public var reason: String
+    public var note: String?
+    /// `null` for the term filter's own reports and for reporters who deleted their account.
+    public var reporterId: String?
+    public var reportedTitle: String?
+    public var reportedBody: String
+    public var createdAt: Date
+
+    public init(id: String, reason: String, note: String?, reporterId: String?, reportedTitle: String?, reportedBody: String, createdAt: Date) {
+        self.id = id
+        self.reason = reason
+        self.note = note
+        self.reporterId = reporterId
+        self.reportedTitle = reportedTitle
+        self.reportedBody = reportedBody
+        self.createdAt = createdAt
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(reason, forKey: .reason)
+        try c.encode(note, forKey: .note)
+        try c.encode(reporterId, forKey: .reporterId)
+        try c.encode(reportedTitle, forKey: .reportedTitle)
+        try c.encode(reportedBody, forKey: .reportedBody)
+        try c.encode(createdAt, forKey: .createdAt)
+    }
+}
+
+/// One item of `GET /v1/moderation/queue`.
+public struct QueueItemResponse: Codable, Sendable {
+    public var post: PostResponse
+    public var reports: [QueueReportResponse]
+    public var openReportCount: Int
+    public var firstReportedAt: Date
+
+    public init(post: PostResponse, reports: [QueueReportResponse], openReportCount: Int, firstReportedAt: Date) {
+        self.post = post
+        self.reports = reports
+        self.openReportCount = openReportCount
+        self.firstReportedAt = firstReportedAt
+    }
+}
+
+/// `POST /v1/moderation/posts/{id}/decision`.
+public struct DecisionRequest: Codable, Sendable {
+    public var action: String
+    public var note: String?
+    public init(action: String, note: String? = nil) {
+        self.action = action
+        self.note = note
+    }
+}
+
+public struct DecisionResponse: Codable, Sendable {
+    public var post: PostResponse
+    public var resolvedReports: Int
+    public init(post: PostResponse, resolvedReports: Int) {
+        self.post = post
+        self.resolvedReports = resolvedReports
+    }
+}
+
+/// `POST /v1/moderation/accounts/{id}/ban`: `until` null (or absent) is permanent.
+public struct BanRequest: Codable, Sendable {
+    public var until: Date?
+    public var reason: String
+    public init(until: Date?, reason: String) {
+        self.until = until
+        self.reason = reason
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(until, forKey: .until)
+        try c.encode(reason, forKey: .reason)
+    }
+}
+
+/// A line of `GET /v1/moderation/log`.
+public struct ModerationLogResponse: Codable, Sendable {
+    public var id: String
+    /// `null` for operator actions taken with the `weatherboard` command.
+    public var moderatorId: String?
+    public var action: String
+    public var targetType: String
+    public var targetId: String
+    public var note: String?
+    public var createdAt: Date
+
+    public init(id: String, moderatorId: String?, action: String, targetType: String, targetId: String, note: String?, createdAt: Date) {
+        self.id = id
+        self.moderatorId = moderatorId
+        self.action = action
+        self.targetType = targetType
+        self.targetId = targetId
+        self.note = note
+        self.createdAt = createdAt
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(moderatorId, forKey: .moderatorId)
+        try c.encode(action, forKey: .action)
+        try c.encode(targetType, forKey: .targetType)
+        try c.encode(targetId, forKey: .targetId)
+        try c.encode(note, forKey: .note)
+        try c.encode(createdAt, forKey: .createdAt)
+    }
+}

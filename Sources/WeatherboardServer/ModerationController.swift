@@ -1,0 +1,110 @@
+import Board
+import Hummingbird
+import WeatherboardAPI
+
+/// CONTRACT §5: reports, and the moderator API (role moderator or admin; 403 `forbidden` otherwise).
+struct ModerationController {
+    let moderation: ModerationService
+    let posts: PostService
+
+    var endpoints: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        routes.post("posts/:id/reports", use: report)
+        routes.get("accounts/me/reports", use: myReports)
+        routes.get("moderation/queue", use: queue)
+        routes.post("moderation/posts/:id/decision", use: decide)
+        routes.post("moderation/accounts/:id/ban", use: ban)
+        routes.delete("moderation/accounts/:id/ban", use: unban)
+        routes.get("moderation/log", use: log)
+        return routes
+    }
+
+    @Sendable func report(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let postID = try context.pathID("id", "post")
+        try identity.requireNotBanned()
+        let body = try await request.decodeJSON(as: ReportRequest.self, context: context)
+        let (report, created) = try await moderation.report(postID: postID, reason: body.reason, note: body.note, by: identity)
+        return try jsonResponse(ReportResponse(report), status: created ? .created : .ok)
+    }
+
+    @Sendable func myReports(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let (reports, next) = try await moderation.myReports(identity, before: try request.cursor(), limit: try request.pageLimit())
+        return try jsonResponse(Page(items: reports.map(ReportResponse.init), nextCursor: next))
+    }
+
+    @Sendable func queue(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let (items, next) = try await moderation.queue(identity, after: try request.cursor(), limit: try request.pageLimit())
+        let viewer = context.viewer
+        let language = request.language
+        let wire = items.map { item in
+            QueueItemResponse(
+                post: PostResponse(item.post, viewer: viewer, language: language, revisions: item.revisions),
+                reports: item.reports.map(QueueReportResponse.init),
+                openReportCount: item.reports.count,
+                firstReportedAt: item.firstReportedAt
+            )
+        }
+        return try jsonResponse(Page(items: wire, nextCursor: next))
+    }
+
+    @Sendable func decide(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        try identity.requireModerator()
+        let postID = try context.pathID("id", "post")
+        let body = try await request.decodeJSON(as: DecisionRequest.self, context: context)
+        let (post, resolved) = try await moderation.decide(postID: postID, action: body.action, note: body.note, by: identity)
+        let revisions = try await posts.revisions(postID: postID)
+        return try jsonResponse(
+            DecisionResponse(post: PostResponse(post, viewer: context.viewer, language: request.language, revisions: revisions), resolvedReports: resolved)
+        )
+    }
+
+    @Sendable func ban(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        try identity.requireModerator()
+        let accountID = try context.pathID("id", "account")
+        let body = try await request.decodeJSON(as: BanRequest.self, context: context)
+        let account = try await moderation.ban(accountID: accountID, until: body.until, reason: body.reason, by: identity)
+        return try jsonResponse(AccountResponse(account))
+    }
+
+    @Sendable func unban(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        try identity.requireModerator()
+        try await moderation.unban(accountID: try context.pathID("id", "account"), by: identity)
+        return noContent()
+    }
+
+    @Sendable func log(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let (entries, next) = try await moderation.log(identity, before: try request.cursor(), limit: try request.pageLimit())
+        return try jsonResponse(Page(items: entries.map(ModerationLogResponse.init), nextCursor: next))
+    }
+}
+
+extension ReportResponse {
+    init(_ report: Report) {
+        self.init(id: String(report.id), postId: String(report.postID), reason: report.reason, note: report.note, outcome: report.outcome.rawValue, createdAt: report.createdAt)
+    }
+}
+
+extension QueueReportResponse {
+    init(_ report: Report) {
+        self.init(
+            id: String(report.id), reason: report.reason, note: report.note, reporterId: report.reporterID.map(String.init),
+            reportedTitle: report.reportedTitle, reportedBody: report.reportedBody, createdAt: report.createdAt
+        )
+    }
+}
+
+extension ModerationLogResponse {
+    init(_ entry: ModerationLogEntry) {
+        self.init(
+            id: String(entry.id), moderatorId: entry.moderatorID.map(String.init), action: entry.action, targetType: entry.targetType,
+            targetId: entry.targetID, note: entry.note, createdAt: entry.createdAt
+        )
+    }
+}
