@@ -15,6 +15,7 @@ public final class PostgresPool: Sendable {
     public let configuration: PostgresConfiguration
     private let queue: JobQueue
     private let workers: [Worker]
+    private let errors = ErrorCounts()
 
     public init(configuration: PostgresConfiguration, logger: Logger = Logger(label: "weatherboard.db")) {
         self.configuration = configuration
@@ -44,9 +45,13 @@ public final class PostgresPool: Sendable {
     ) async throws -> T {
         let timeout = UInt64(timeoutMilliseconds ?? configuration.acquireTimeoutMilliseconds) * 1_000_000
         return try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<T, any Error>) in
+            let errors = self.errors
             let job = Job(deadline: DispatchTime.now().uptimeNanoseconds + timeout) { connection in
-                continuation.resume(with: Result { try body(connection) })
+                let result = Result { try body(connection) }
+                if case .failure(let error as PostgresError) = result { errors.record(error) }
+                continuation.resume(with: result)
             } fail: { error in
+                if let error = error as? PostgresError { errors.record(error) }
                 continuation.resume(throwing: error)
             }
             queue.enqueue(job)
@@ -72,6 +77,10 @@ public final class PostgresPool: Sendable {
     ) async throws -> T {
         try await withConnection { try $0.transaction(isolation: isolation, body) }
     }
+
+    /// Failed statements and connection problems since start, by kind (`connection`, `pool_timeout`,
+    /// `statement_timeout`, `server`, `decoding`, `shutdown`), for `/metrics`.
+    public var errorCounts: [String: Int] { errors.snapshot() }
 
     /// Connections currently running a job, and jobs waiting for one.
     public var usage: (inUse: Int, waiting: Int) { queue.usage }
@@ -237,5 +246,28 @@ final class Worker: @unchecked Sendable {
             job.fail(error)
             return nil
         }
+    }
+}
+
+/// Counts of data-layer errors, by kind.
+final class ErrorCounts: @unchecked Sendable {
+    // Safety: `counts` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var counts: [String: Int] = [:]
+
+    func record(_ error: PostgresError) {
+        let kind: String
+        switch error.kind {
+        case .connection: kind = "connection"
+        case .poolTimeout: kind = "pool_timeout"
+        case .decoding: kind = "decoding"
+        case .shutdown: kind = "shutdown"
+        case .server: kind = error.isStatementTimeout ? "statement_timeout" : "server"
+        }
+        lock.withLock { counts[kind, default: 0] += 1 }
+    }
+
+    func snapshot() -> [String: Int] {
+        lock.withLock { counts }
     }
 }

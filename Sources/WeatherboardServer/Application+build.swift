@@ -13,6 +13,7 @@ public struct AppDependencies: Sendable {
     public let accounts: AccountService
     public let posts: PostService
     public let moderation: ModerationService
+    public let metrics = AppMetrics()
 
     public init(database: PostgresPool, hasher: PasswordHasher, rateLimiter: any RateLimiter, reportPolicy: ReportPolicy = ReportPolicy()) {
         self.database = database
@@ -64,8 +65,9 @@ public func buildApplication(
 
 func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies, logger: Logger) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
-    router.add(middleware: RequestEnvelopeMiddleware(logger: logger))
+    router.add(middleware: RequestEnvelopeMiddleware(logger: logger, metrics: dependencies.metrics))
     router.addRoutes(HealthController(database: dependencies.database).endpoints)
+    router.addRoutes(MetricsController(metrics: dependencies.metrics, database: dependencies.database).endpoints)
     router.addRoutes(OpenAPIController(document: OpenAPIController.loadDocument()).endpoints)
 
     let api = router.group("v1")

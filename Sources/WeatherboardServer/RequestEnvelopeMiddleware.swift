@@ -15,6 +15,7 @@ import WeatherboardAPI
 struct RequestEnvelopeMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let logger: Logger
+    let metrics: AppMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -32,8 +33,9 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
             response = errorResponse(for: error, request: request, requestID: requestID)
         }
         response.headers[.requestID] = requestID
+        let elapsed = ContinuousClock.now - start
+        metrics.recordRequest(method: request.method.rawValue, route: context.endpointPath ?? "unmatched", status: Int(response.status.code), duration: elapsed)
         if logger.logLevel <= .info {
-            let elapsed = ContinuousClock.now - start
             let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
             logger.info(
                 "request",

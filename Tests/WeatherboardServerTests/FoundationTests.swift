@@ -42,12 +42,29 @@ struct FoundationTests {
         }
     }
 
+    @Test("/metrics exposes request counts by route and status, latency histograms and the pool")
+    func metrics() async throws {
+        try await withTestServer { server in
+            _ = try await server.request("GET", "/readyz")
+            _ = try await server.request("GET", "/v1/posts/12345")
+            let response = try await server.request("GET", "/metrics")
+            #expect(response.status == 200)
+            #expect(response.header("content-type")?.hasPrefix("text/plain") == true)
+            let text = response.text
+            #expect(text.contains(#"http_requests_total{method="GET",route="/readyz",status="200"} 1"#))
+            #expect(text.contains(#"route="/v1/posts/{id}",status="404""#))
+            #expect(text.contains("http_request_duration_seconds_bucket"))
+            #expect(text.contains("db_pool_size 2") || text.contains("db_pool_size 8"))
+            #expect(text.contains("db_pool_connections_in_use"))
+        }
+    }
+
     @Test("the server serves its OpenAPI document")
     func openAPI() async throws {
         try await withTestServer { server in
             let response = try await server.request("GET", "/openapi.yaml")
             #expect(response.status == 200)
-            #expect(response.text.hasPrefix("openapi: 3.1"))
+            #expect(response.text.contains("openapi: 3.1.0"))
             #expect(response.text.contains("/v1/"))
         }
     }

@@ -1,0 +1,76 @@
+import Database
+import Foundation
+import Metrics
+import NIOCore
+import Prometheus
+
+/// The application's metrics, recorded through swift-metrics into this app's own Prometheus registry
+/// (so two apps in one process, as in the tests, never mix their numbers), and served at `/metrics`.
+public final class AppMetrics: Sendable {
+    let registry: PrometheusCollectorRegistry
+    let factory: PrometheusMetricsFactory
+    private let counterState = CounterState()
+
+    public init() {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(5),
+        ]
+        self.registry = registry
+        self.factory = factory
+    }
+
+    /// One finished request: `http_requests_total` and `http_request_duration_seconds`, by route template.
+    func recordRequest(method: String, route: String, status: Int, duration: Duration) {
+        Counter(label: "http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))], factory: factory)
+            .increment()
+        Timer(label: "http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: factory)
+            .recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        if status == 429 {
+            Counter(label: "rate_limit_rejections_total", dimensions: [("route", route)], factory: factory).increment()
+        }
+    }
+
+    /// A cumulative count read from elsewhere (the pool, the weather cache), exported as a counter.
+    public func setTotal(_ label: String, dimensions: [(String, String)] = [], to value: Int) {
+        let key = label + dimensions.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
+        let delta = counterState.delta(key: key, total: value)
+        if delta > 0 {
+            Counter(label: label, dimensions: dimensions, factory: factory).increment(by: delta)
+        }
+    }
+
+    public func setGauge(_ label: String, dimensions: [(String, String)] = [], to value: Double) {
+        Gauge(label: label, dimensions: dimensions, factory: factory).record(value)
+    }
+
+    /// Refreshes the scrape-time values and renders the Prometheus text format.
+    func render(database: PostgresPool, extra: [@Sendable (AppMetrics) -> Void]) -> ByteBuffer {
+        let usage = database.usage
+        setGauge("db_pool_connections_in_use", to: Double(usage.inUse))
+        setGauge("db_pool_waiting", to: Double(usage.waiting))
+        setGauge("db_pool_size", to: Double(database.configuration.poolSize))
+        for (kind, count) in database.errorCounts {
+            setTotal("db_errors_total", dimensions: [("kind", kind)], to: count)
+        }
+        for collect in extra { collect(self) }
+        return ByteBuffer(bytes: registry.emitToBuffer())
+    }
+}
+
+/// Last-seen totals, to turn cumulative numbers into counter increments.
+final class CounterState: @unchecked Sendable {
+    // Safety: `totals` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var totals: [String: Int] = [:]
+
+    func delta(key: String, total: Int) -> Int {
+        lock.withLock {
+            let previous = totals[key] ?? 0
+            totals[key] = total
+            return max(0, total - previous)
+        }
+    }
+}
