@@ -1,0 +1,90 @@
+import Database
+import Foundation
+import Logging
+import Testing
+
+@Suite("Migrations")
+struct MigratorTests {
+    let logger = Logger(label: "test.migrator")
+
+    static let migrations = [
+        Migrator.Migration(version: 1, name: "0001_things.sql", sql: "CREATE TABLE things (id int PRIMARY KEY, name text NOT NULL);"),
+        Migrator.Migration(version: 2, name: "0002_more.sql", sql: "ALTER TABLE things ADD COLUMN size int; INSERT INTO things VALUES (1, 'one', 1);"),
+    ]
+
+    @Test("each migration applies once, in order; a second run applies nothing")
+    func idempotent() async throws {
+        try await TestDatabase.withScratchDatabase { url in
+            let pool = PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: 1))
+            defer { pool.shutdown() }
+            let first = try await Migrator(migrations: Self.migrations).run(on: pool, logger: logger)
+            #expect(first.applied == ["0001_things.sql", "0002_more.sql"])
+            let second = try await Migrator(migrations: Self.migrations).run(on: pool, logger: logger)
+            #expect(second.applied.isEmpty)
+            #expect(second.alreadyApplied == 2)
+            #expect(try await pool.query("SELECT count(*) AS n FROM things")[0].decode(Int.self, "n") == 1)
+            let recorded = try await pool.query("SELECT version, checksum FROM schema_migrations ORDER BY version")
+            #expect(recorded.count == 2)
+            #expect(try recorded[0].decode(String.self, "checksum").count == 64)
+        }
+    }
+
+    @Test("four concurrent runs are serialized: every migration applies exactly once")
+    func concurrent() async throws {
+        try await TestDatabase.withScratchDatabase { url in
+            let outcomes = try await withThrowingTaskGroup(of: Migrator.Outcome.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        let pool = PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: 1))
+                        defer { pool.shutdown() }
+                        return try await Migrator(migrations: Self.migrations).run(on: pool, logger: Logger(label: "test"))
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.map(\.applied.count).reduce(0, +) == 2)
+            #expect(outcomes.filter { !$0.applied.isEmpty }.count == 1)
+        }
+    }
+
+    @Test("a changed, already-applied migration is refused with a clear message, and nothing after it runs")
+    func changedFileRefused() async throws {
+        try await TestDatabase.withScratchDatabase { url in
+            let pool = PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: 1))
+            defer { pool.shutdown() }
+            _ = try await Migrator(migrations: [Self.migrations[0]]).run(on: pool, logger: logger)
+            var edited = Self.migrations
+            edited[0].sql += "\n-- edited"
+            let error = try await #require(throws: PostgresError.self) {
+                try await Migrator(migrations: edited).run(on: pool, logger: logger)
+            }
+            #expect(error.message.contains("0001_things.sql"))
+            #expect(error.message.contains("changed after it was applied"))
+            #expect(try await pool.query("SELECT count(*) AS n FROM schema_migrations")[0].decode(Int.self, "n") == 1)
+        }
+    }
+
+    @Test("a failing migration rolls back whole and is not recorded")
+    func failingMigrationRollsBack() async throws {
+        try await TestDatabase.withScratchDatabase { url in
+            let pool = PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: 1))
+            defer { pool.shutdown() }
+            let broken = [Migrator.Migration(version: 1, name: "0001_broken.sql", sql: "CREATE TABLE half (id int); SELECT no_such_function();")]
+            await #expect(throws: PostgresError.self) { try await Migrator(migrations: broken).run(on: pool, logger: logger) }
+            #expect(try await pool.query("SELECT to_regclass('half') IS NULL AS gone")[0].decode(Bool.self, "gone"))
+            #expect(try await pool.query("SELECT count(*) AS n FROM schema_migrations")[0].decode(Int.self, "n") == 0)
+        }
+    }
+
+    @Test("the repository's sql/ directory is found from any working directory and its files are well named")
+    func locatesRepositoryMigrations() throws {
+        let sql = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("sql")
+        let migrator = try Migrator(directory: sql)
+        #expect(migrator.migrations.first?.name == "0001_extensions.sql")
+        let versions = migrator.migrations.map(\.version)
+        #expect(versions == versions.sorted() && Set(versions).count == versions.count)
+        let found = Migrator.locateDirectory(environment: ["WEATHERBOARD_SQL_DIR": sql.path])
+        #expect(found?.path == sql.path)
+    }
+}

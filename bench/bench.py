@@ -1,0 +1,219 @@
+"""weatherboard bench: wrk against the server and pgbench against PostgreSQL, side by side, on loopback.
+
+Every figure comes from the same run on the same two cores, so a route is judged by its share of
+L = 1 / (1/healthz_rps + 1/pgbench_tps): the HTTP cost plus the database cost of its own SQL.
+"""
+import json, os, re, signal, subprocess, sys, tempfile, threading, time, urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = sys.argv[1]
+QUICK = os.environ.get("BENCH_QUICK") == "1"
+DURATION = 3 if QUICK else 10
+CONNS = 32
+PORT = int(os.environ.get("BENCH_PORT", "18080"))
+BASE = f"http://127.0.0.1:{PORT}"
+DB = "weatherboard_bench"
+RESULTS = os.path.join(ROOT, "bench", "results")
+os.makedirs(RESULTS, exist_ok=True)
+
+def sh(*args, **kw):
+    return subprocess.run(args, check=True, capture_output=True, text=True, **kw).stdout
+
+PG = os.path.join(ROOT, "deploy", "local-postgres.sh")
+sh(PG, "dropdb", DB); sh(PG, "createdb", DB)
+URL = sh(PG, "url", DB).strip()
+
+def psql(sql):
+    return sh("psql", "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", URL, "-c", sql).strip()
+
+env = dict(os.environ, DATABASE_URL=URL, PORT=str(PORT), RATE_LIMITS="off", LOG_LEVEL="warning", DB_POOL_SIZE=os.environ.get("DB_POOL_SIZE", "8"),
+           WEATHER_PROVIDER="none")
+sh(BIN, "migrate", env=env)
+server = subprocess.Popen([BIN, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(RESULTS, "server.log"), "w"))
+
+def rss_kb(field):
+    with open(f"/proc/{server.pid}/status") as f:
+        for line in f:
+            if line.startswith(field):
+                return int(line.split()[1])
+    return 0
+
+def http(method, path, body=None, token=None):
+    req = urllib.request.Request(BASE + path, method=method, data=json.dumps(body).encode() if body is not None else None)
+    req.add_header("Content-Type", "application/json")
+    if token: req.add_header("Authorization", "Bearer " + token)
+    with urllib.request.urlopen(req) as r:
+        return json.loads(r.read() or b"null")
+
+for _ in range(200):
+    try:
+        urllib.request.urlopen(BASE + "/healthz"); break
+    except Exception:
+        time.sleep(0.05)
+
+def wrk(path, script=None, duration=DURATION, conns=CONNS, env_extra=None):
+    args = ["wrk", "-t2", f"-c{conns}", f"-d{duration}s", "--latency"]
+    if script: args += ["-s", script]
+    out = subprocess.run(args + [BASE + path], capture_output=True, text=True, env=dict(os.environ, **(env_extra or {}))).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    def pct(p):
+        m = re.search(rf"\s{p}%\s+([\d.]+)(us|ms|s)", out)
+        if not m: return float("nan")
+        v, unit = float(m.group(1)), m.group(2)
+        return v / 1000 if unit == "us" else (v * 1000 if unit == "s" else v)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"rps": rps, "p50": pct(50), "p99": pct(99), "non2xx": int(non2xx.group(1)) if non2xx else 0, "raw": out}
+
+def pgbench(sql, conns=CONNS, duration=DURATION, defines=None):
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(sql); path = f.name
+    args = ["pgbench", "-n", "-M", "prepared", f"-c{conns}", "-j2", f"-T{duration}", "-f", path]
+    for k, v in (defines or {}).items(): args += ["-D", f"{k}={v}"]
+    out = subprocess.run(args + [URL], capture_output=True, text=True)
+    m = re.search(r"tps = ([\d.]+) \(without initial connection time\)", out.stdout)
+    if not m:
+        print(out.stdout, out.stderr, file=sys.stderr); return float("nan")
+    return float(m.group(1))
+
+def lua(name, text):
+    path = os.path.join(tempfile.gettempdir(), f"wb-{name}.lua")
+    open(path, "w").write(text); return path
+
+rows = []
+def route(name, path, sql=None, script=None, defines=None, env_extra=None):
+    r = wrk(path, script, env_extra=env_extra)
+    tps = pgbench(sql, defines=defines) if sql else None
+    r.update(name=name, tps=tps)
+    rows.append(r)
+    print(f"  {name:<34} {r['rps']:>9.0f} req/s  p99 {r['p99']:>7.2f} ms" + (f"  pgbench {tps:>9.0f} tps" if tps else ""), file=sys.stderr, flush=True)
+    return r
+
+# ---- data: accounts and posts --------------------------------------------------------------------
+anon = http("POST", "/v1/accounts")
+TOKEN, ME = anon["token"], anon["account"]["id"]
+psql(f"""INSERT INTO posts (author_id, region_id, weather_type, category, title, body)
+SELECT {ME}, (ARRAY[1835848,1838524,1843564,1835329,1846266])[1 + i % 5],
+       (ARRAY['clearSky','fewClouds','scatteredClouds','brokenClouds','showerRain','rain','thunderStorm','snow','mist'])[1 + i % 9],
+       (ARRAY['food','place','music','outfit','activity'])[1 + i % 5], 'title ' || i, '비 오는 날 추천 ' || i
+FROM generate_series(1, 10000) AS i""")
+psql("ANALYZE posts")
+POST_ID = psql("SELECT max(id) FROM posts")
+
+TOKEN_HASH_SQL = f"SELECT encode(sha256(convert_to('{TOKEN}', 'UTF8')), 'hex')"
+token_hash = psql(TOKEN_HASH_SQL)
+
+SELECT_POST = open(os.path.join(ROOT, "bench", "sql", "post_by_id.sql")).read()
+LIST_POSTS = open(os.path.join(ROOT, "bench", "sql", "list_posts.sql")).read()
+CREATE_POST = open(os.path.join(ROOT, "bench", "sql", "create_post.sql")).read()
+
+print(f"==> routes (wrk -t2 -c{CONNS} -d{DURATION}s; pgbench -M prepared -c{CONNS} -j2 -T{DURATION})", file=sys.stderr)
+health = route("GET /healthz", "/healthz")
+route("GET /readyz", "/readyz", sql="SELECT 1;\n")
+route("GET /v1/posts/{id}", f"/v1/posts/{POST_ID}", sql=SELECT_POST, defines={"id": POST_ID})
+route("GET /v1/posts?weatherType=rain", "/v1/posts?weatherType=rain", sql=LIST_POSTS, defines={"wt": "rain"})
+create_lua = lua("create", f"""
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer {TOKEN}"
+wrk.body = '{{"weatherType":"snow","category":"outfit","title":"패딩","body":"눈 오는 날엔 롱패딩","regionId":"1835848"}}'
+""")
+route("POST /v1/posts", "/v1/posts", sql=CREATE_POST, script=create_lua, defines={"author": ME, "token_hash": token_hash})
+accounts_lua = lua("accounts", 'wrk.method = "POST"\n')
+route("POST /v1/accounts", "/v1/accounts", script=accounts_lua,
+      sql="INSERT INTO accounts (kind, display_name) VALUES ('anonymous', 'bench') RETURNING id;\n")
+
+# ---- login burst: scrypt-bound; memory bounded by the hashing threads --------------------------------
+user = "bench_" + str(int(time.time()))
+reg = http("POST", "/v1/accounts/me/credentials", {"username": user, "password": "bench password 123"}, token=http("POST", "/v1/accounts")["token"])
+login_lua = lua("login", f"""
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{{"username":"{user}","password":"bench password 123"}}'
+""")
+rss_before = rss_kb("VmRSS")
+health_during = {}
+def health_probe():
+    health_during.update(wrk("/healthz", duration=DURATION, conns=4))
+t = threading.Thread(target=health_probe); t.start()
+login = wrk("/v1/sessions", login_lua)
+t.join()
+rss_login_peak = rss_kb("VmHWM")
+print(f"  POST /v1/sessions (login)          {login['rps']:>9.1f} req/s  p99 {login['p99']:>7.0f} ms; /healthz p99 during it {health_during['p99']:.2f} ms", file=sys.stderr)
+
+# ---- moderation: report creations/s, and the queue with 10,000 open reports ---------------------------
+report_lua = lua("report", f"""
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local tokens = {{}}
+for t in string.gmatch(os.getenv("TOKENS"), "[^,]+") do table.insert(tokens, t) end
+local i = 0
+request = function()
+  i = i + 1
+  local t = tokens[(i % #tokens) + 1]
+  local post = 1 + (i % {int(POST_ID) - 1})
+  return wrk.format(nil, "/v1/posts/" .. post .. "/reports", {{["Authorization"] = "Bearer " .. t}}, '{{"reason":"spam","note":"bench"}}')
+end
+""")
+reporters = [http("POST", "/v1/accounts")["token"] for _ in range(50)]
+route("POST /v1/posts/{id}/reports", "/v1/posts/1/reports", script=report_lua, env_extra={"TOKENS": ",".join(reporters)})
+psql(f"""INSERT INTO reports (post_id, reporter_id, reason, reported_title, reported_body)
+SELECT p.id, NULL, 'spam', p.title, p.body FROM posts p ORDER BY p.id LIMIT 10000""")
+psql("ANALYZE reports")
+mod = http("POST", "/v1/accounts")
+psql(f"UPDATE accounts SET role = 'moderator' WHERE id = {mod['account']['id']}")
+queue_lua = lua("queue", f'wrk.headers["Authorization"] = "Bearer {mod["token"]}"\n')
+open_reports = psql("SELECT count(*) FROM reports WHERE status = 'open'")
+queue = route(f"GET /v1/moderation/queue ({open_reports} open)", "/v1/moderation/queue", script=queue_lua)
+
+# ---- scale: the list at 10k and at 1M posts ----------------------------------------------------------
+scale = {}
+def list_latency(label):
+    r = wrk("/v1/posts?weatherType=rain", conns=8)
+    scale[label] = r
+    print(f"  list at {label:<6} p50 {r['p50']:.2f} ms  p99 {r['p99']:.2f} ms  ({r['rps']:.0f} req/s at 8 connections)", file=sys.stderr)
+list_latency("10k")
+if not QUICK:
+    print("==> seeding 1,000,000 posts", file=sys.stderr)
+    psql(f"""INSERT INTO posts (author_id, region_id, weather_type, category, title, body, created_at)
+    SELECT {ME}, (ARRAY[1835848,1838524,1843564,1835329,1846266])[1 + i % 5],
+           (ARRAY['clearSky','fewClouds','scatteredClouds','brokenClouds','showerRain','rain','thunderStorm','snow','mist'])[1 + i % 9],
+           (ARRAY['food','place','music','outfit','activity'])[1 + i % 5], NULL, 'seeded post ' || i, now()
+    FROM generate_series(1, 990000) AS i""")
+    psql("VACUUM ANALYZE posts")
+    list_latency("1M")
+    plans = {}
+    for name, where in [("all", ""), ("weatherType", "AND weather_type = 'rain'"), ("category", "AND category = 'food'"),
+                        ("regionId", "AND region_id = 1835848"), ("weatherType+category", "AND weather_type = 'rain' AND category = 'food'"),
+                        ("regionId+weatherType+category", "AND region_id = 1835848 AND weather_type = 'rain' AND category = 'food'")]:
+        plan = psql(f"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT id FROM posts WHERE status = 'visible' AND deleted_at IS NULL {where} ORDER BY id DESC LIMIT 21")
+        plans[name] = ("Sort" not in plan, plan.splitlines()[0])
+    for name, (nosort, first) in plans.items():
+        print(f"  plan {name:<30} {'no sort' if nosort else 'SORTS'}: {first}", file=sys.stderr)
+
+peak = rss_kb("VmHWM")
+server.send_signal(signal.SIGTERM)
+code = server.wait(timeout=30)
+
+# ---- table ------------------------------------------------------------------------------------------------
+H = health["rps"]
+print()
+print(f"| route | req/s | p99 ms | pgbench tps | L = 1/(1/healthz + 1/pgbench) | share of L |")
+print(f"|---|---:|---:|---:|---:|---:|")
+for r in rows:
+    if r["tps"]:
+        L = 1 / (1 / H + 1 / r["tps"])
+        print(f"| {r['name']} | {r['rps']:.0f} | {r['p99']:.2f} | {r['tps']:.0f} | {L:.0f} | {r['rps'] / L:.2f} |")
+    else:
+        print(f"| {r['name']} | {r['rps']:.0f} | {r['p99']:.2f} | | | {r['rps'] / H:.2f} of healthz |")
+print()
+print(f"- logins: {login['rps']:.1f}/s, p99 {login['p99']:.0f} ms (scrypt N=2^17, 2 hashing threads); /healthz p99 during the burst {health_during['p99']:.2f} ms")
+print(f"- server RSS: before the login burst {rss_before/1024:.0f} MiB, peak after it {rss_login_peak/1024:.0f} MiB (bound: base + 2 × 128 MiB scrypt), peak overall {peak/1024:.0f} MiB")
+if "1M" in scale:
+    a, b = scale["10k"], scale["1M"]
+    print(f"- list `weatherType=rain` at 10k posts: p50 {a['p50']:.2f} ms, p99 {a['p99']:.2f} ms; at 1M: p50 {b['p50']:.2f} ms, p99 {b['p99']:.2f} ms "
+          f"(×{b['p50']/a['p50']:.2f} p50, ×{b['p99']/a['p99']:.2f} p99)")
+errors = sum(r["non2xx"] for r in rows)
+print(f"- non-2xx responses during the route runs: {errors}; server exit code after SIGTERM: {code}")
+json.dump({"rows": [{k: v for k, v in r.items() if k != "raw"} for r in rows], "login": {k: v for k, v in login.items() if k != "raw"},
+           "scale": {k: {kk: vv for kk, vv in v.items() if kk != "raw"} for k, v in scale.items()}, "peak_rss_kb": peak},
+          open(os.path.join(RESULTS, "latest.json"), "w"), indent=1)
