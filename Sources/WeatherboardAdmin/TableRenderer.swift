@@ -30,7 +30,9 @@ struct TableRenderer {
                 let isLast = index == columns.count - 1
                 parts.append(isLast && !column.alignRight ? cell : TextLayout.pad(cell, columns: widths[index], alignRight: column.alignRight))
             }
-            return parts.joined(separator: "  ")
+            var text = parts.joined(separator: "  ")
+            while text.last == " " { text.removeLast() }
+            return text
         }
         return ([line(columns.map(\.title))] + rows.map(line)).joined(separator: "\n")
     }

@@ -35,7 +35,7 @@ enum Terminal {
             throw AdminError(.usage, "cannot prompt for a password: standard input is not a terminal (use --password-stdin)")
         }
         prompt(text)
-        let line = try withTerminal({ $0.c_lflag &= ~tcflag_t(ECHO) }) { readLine() }
+        let line = try withTerminal(discardTypeAhead: true, { $0.c_lflag &= ~tcflag_t(ECHO) }) { readLine() }
         prompt("\n")
         guard let line else { throw AdminError(.usage, "no password given") }
         return line
@@ -44,7 +44,7 @@ enum Terminal {
     /// Reads one key press without waiting for Return (the terminal is in non-canonical mode meanwhile);
     /// nil at end of input. Ctrl-C still interrupts, and the terminal is restored.
     static func readKey() throws -> Character? {
-        try withTerminal({ settings in
+        try withTerminal(discardTypeAhead: false, { settings in
             settings.c_lflag &= ~tcflag_t(ICANON | ECHO)
             withUnsafeMutableBytes(of: &settings.c_cc) { cc in
                 cc[Int(VMIN)] = 1
@@ -64,7 +64,8 @@ enum Terminal {
     }
 
     /// Runs `body` with modified terminal settings, restoring them afterwards and on SIGINT/SIGTERM.
-    private static func withTerminal<T>(_ change: (inout termios) -> Void, _ body: () throws -> T) throws -> T {
+    /// A password prompt discards what was typed ahead; single keys keep it, so a fast reviewer loses nothing.
+    private static func withTerminal<T>(discardTypeAhead: Bool, _ change: (inout termios) -> Void, _ body: () throws -> T) throws -> T {
         var original = termios()
         guard tcgetattr(STDIN_FILENO, &original) == 0 else { return try body() }
         savedTerminal = original
@@ -77,14 +78,14 @@ enum Terminal {
         let oldInt = signal(SIGINT, restoreAndExit)
         let oldTerm = signal(SIGTERM, restoreAndExit)
         defer {
-            _ = tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
+            _ = tcsetattr(STDIN_FILENO, TCSANOW, &original)
             terminalModified = 0
             _ = signal(SIGINT, oldInt)
             _ = signal(SIGTERM, oldTerm)
         }
         var modified = original
         change(&modified)
-        _ = tcsetattr(STDIN_FILENO, TCSAFLUSH, &modified)
+        _ = tcsetattr(STDIN_FILENO, discardTypeAhead ? TCSAFLUSH : TCSANOW, &modified)
         return try body()
     }
 }
