@@ -8,7 +8,7 @@ struct AdminCommand: AsyncParsableCommand {
         abstract: "Work the weatherboard moderation queue over the HTTP API.",
         discussion: """
             Log in once with `weatherboard-admin login --server URL --username NAME`; every other command uses the \
-            stored token (--server overrides the stored server). Exit codes: 0 success, 1 error, 2 usage, \
+            stored token (--server overrides the stored server). Exit codes: 0 success, 1 error, 64 usage, \
             3 server unreachable, 4 not logged in or session expired, 5 forbidden, 6 not found.
             """,
         subcommands: [

@@ -21,7 +21,7 @@ struct AdminError: Error, CustomStringConvertible, Sendable {
     var exitCode: Int32 {
         switch kind {
         case .server: return 1
-        case .usage: return 2
+        case .usage: return 64  // EX_USAGE, as swift-argument-parser uses for a malformed command line
         case .unreachable: return 3
         case .notLoggedIn, .sessionExpired: return 4
         case .forbidden: return 5

@@ -97,7 +97,7 @@ struct AdminCLITests {
 
             // a missing post: 404, one line
             let missing = try await cli.run(["remove", "999999999", "--note", "x"])
-            #expect(missing.status != 0)
+            #expect(missing.status == 6)  // not found
             #expect(missing.stderrLines.count == 1, "\(missing)")
             #expect(missing.stdout.isEmpty)
 
@@ -163,14 +163,19 @@ struct AdminCLITests {
             let cli = try AdminCLI()
             defer { cli.cleanUp() }
 
+            // a malformed server URL
+            let badURL = try await cli.run(["login", "--server", "ftp://example.com", "--username", "someone", "--password-stdin"], stdin: "x\n")
+            #expect(badURL.status == 64)
+            #expect(badURL.stderrLines.count == 1)
+
             // not logged in
             let notLoggedIn = try await cli.run(["queue"])
-            #expect(notLoggedIn.status != 0)
+            #expect(notLoggedIn.status == 4)
             #expect(notLoggedIn.stderrLines == ["not logged in: run weatherboard-admin login --server URL --username NAME"])
 
             // unreachable server
             let unreachable = try await cli.run(["login", "--server", "http://127.0.0.1:1", "--username", "someone", "--password-stdin"], stdin: "x\n")
-            #expect(unreachable.status != 0)
+            #expect(unreachable.status == 3)
             #expect(unreachable.stderrLines.count == 1)
             #expect(unreachable.stderrLines.first?.hasPrefix("cannot reach http://127.0.0.1:1: ") == true, "\(unreachable)")
 
@@ -184,7 +189,7 @@ struct AdminCLITests {
 
             // a member cannot log in as a moderator; nothing is stored and the session is revoked
             let refused = try await cli.run(["login", "--server", server.baseURL, "--username", memberName, "--password-stdin"], stdin: memberPassword + "\n")
-            #expect(refused.status != 0)
+            #expect(refused.status == 5)
             #expect(refused.stderrLines.count == 1, "\(refused)")
             #expect(refused.stderrLines.first?.contains("not a moderator") == true)
             #expect(!FileManager.default.fileExists(atPath: cli.credentialsPath))
@@ -196,7 +201,7 @@ struct AdminCLITests {
             try #require(login.status == 0, "login: \(login)")
             try await server.grantRole("member", to: moderator)
             let forbidden = try await cli.run(["queue"])
-            #expect(forbidden.status != 0)
+            #expect(forbidden.status == 5)
             #expect(forbidden.stderrLines == ["this needs the moderator or admin role"], "\(forbidden)")
             let forbiddenBan = try await cli.run(["ban", member.id, "--reason", "x"])
             #expect(forbiddenBan.status != 0)
@@ -207,11 +212,12 @@ struct AdminCLITests {
             let token = try #require(stored?["token"] as? String)
             #expect(try await server.json("DELETE", "/v1/sessions/current", token: token).status == 204)
             let expired = try await cli.run(["log"])
-            #expect(expired.status != 0)
+            #expect(expired.status == 4)
             #expect(expired.stderrLines == ["session expired: run weatherboard-admin login --server \(server.baseURL) --username \(username)"])
 
             // --server overrides the stored server
             let elsewhere = try await cli.run(["queue", "--server", "http://127.0.0.1:1"])
+            #expect(elsewhere.status == 3)
             #expect(elsewhere.stderrLines.count == 1)
             #expect(elsewhere.stderrLines.first?.hasPrefix("cannot reach http://127.0.0.1:1") == true)
         }
