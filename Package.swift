@@ -92,6 +92,7 @@ let package = Package(
                 "WeatherboardAPI", "CurlClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
 

@@ -1,0 +1,50 @@
+import Foundation
+import WeatherboardAPI
+
+/// The long form of a post for `show` and `review`: the post, its revisions and its open reports.
+enum PostPrinter {
+    static func render(post: PostResponse, reports: [QueueReportResponse], now: Date = Date()) -> String {
+        var lines: [String] = []
+        let status = post.status ?? "visible"
+        lines.append("post \(post.id)  [\(status)]  \(post.weatherType)/\(post.category)  \(post.region.name) (\(post.region.countryCode))")
+        lines.append(
+            "author \(post.author.displayName) (account \(post.author.id))  posted \(TextLayout.timestamp(post.createdAt)) (\(TextLayout.age(since: post.createdAt, now: now)) ago)"
+                + (post.edited ? "  edited \(TextLayout.timestamp(post.updatedAt))" : "")
+        )
+        if let title = post.title, !title.isEmpty {
+            lines.append("title: \(TextLayout.singleLine(title))")
+        }
+        lines.append(contentsOf: indented(post.body))
+
+        if let revisions = post.revisions, !revisions.isEmpty {
+            lines.append("")
+            lines.append("revisions (\(revisions.count), oldest first):")
+            for (index, revision) in revisions.enumerated() {
+                lines.append("  \(index + 1). replaced \(TextLayout.timestamp(revision.replacedAt))  \(revision.weatherType)/\(revision.category)")
+                if let title = revision.title, !title.isEmpty { lines.append("     title: \(TextLayout.singleLine(title))") }
+                lines.append(contentsOf: indented(revision.body, by: "     "))
+            }
+        }
+
+        lines.append("")
+        if reports.isEmpty {
+            lines.append("no open reports")
+        } else {
+            lines.append("open reports (\(reports.count)): \(TextLayout.reasons(reports.map(\.reason)))")
+            for report in reports {
+                let reporter = report.reporterId.map { "account \($0)" } ?? "term filter"
+                var line = "  - \(report.reason)  by \(reporter)  \(TextLayout.age(since: report.createdAt, now: now)) ago"
+                if let note = report.note, !note.isEmpty { line += "  “\(TextLayout.truncate(TextLayout.singleLine(note), columns: 60))”" }
+                lines.append(line)
+                if report.reportedTitle != post.title || report.reportedBody != post.body {
+                    lines.append("    as reported: \(TextLayout.excerpt(title: report.reportedTitle, body: report.reportedBody, columns: 70))")
+                }
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func indented(_ text: String, by prefix: String = "  ") -> [String] {
+        TextLayout.safe(text).split(separator: "\n", omittingEmptySubsequences: false).map { prefix + $0 }
+    }
+}
