@@ -120,7 +120,7 @@ wrk.body = '{{"weatherType":"snow","category":"outfit","title":"패딩","body":"
 route("POST /v1/posts", "/v1/posts", sql=CREATE_POST, script=create_lua, defines={"author": ME, "token_hash": token_hash})
 accounts_lua = lua("accounts", 'wrk.method = "POST"\n')
 route("POST /v1/accounts", "/v1/accounts", script=accounts_lua,
-      sql="INSERT INTO accounts (kind, display_name) VALUES ('anonymous', 'bench') RETURNING id;\n")
+      sql=open(os.path.join(ROOT, "bench", "sql", "create_account.sql")).read())
 
 # ---- login burst: scrypt-bound; memory bounded by the hashing threads --------------------------------
 user = "bench_" + str(int(time.time()))

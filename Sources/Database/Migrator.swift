@@ -9,6 +9,12 @@ public struct Migrator: Sendable {
         public var version: Int
         public var name: String
         public var sql: String
+
+        public init(version: Int, name: String, sql: String) {
+            self.version = version
+            self.name = name
+            self.sql = sql
+        }
     }
 
     public struct Outcome: Sendable, Equatable {

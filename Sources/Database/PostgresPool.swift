@@ -143,11 +143,12 @@ final class JobQueue: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Fails jobs past their deadline. Returns false once the queue is closed.
+    /// Fails jobs past their deadline (each job has its own: `/readyz` waits 1 s, others longer).
+    /// Returns false once the queue is closed.
     func expireOverdue(now: UInt64) -> Bool {
         condition.lock()
         var expired: [Job] = []
-        if let first = jobs.first, first.deadline <= now {
+        if jobs.contains(where: { $0.deadline <= now }) {
             var kept: Deque<Job> = []
             for job in jobs {
                 if job.deadline <= now { expired.append(job) } else { kept.append(job) }

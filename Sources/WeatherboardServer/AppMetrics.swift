@@ -23,15 +23,21 @@ public final class AppMetrics: Sendable {
     }
 
     /// One finished request: `http_requests_total` and `http_request_duration_seconds`, by route template.
+    /// The metric handles are made once per (method, route, status) and reused.
     func recordRequest(method: String, route: String, status: Int, duration: Duration) {
-        Counter(label: "http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))], factory: factory)
-            .increment()
-        Timer(label: "http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: factory)
-            .recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
-        if status == 429 {
-            Counter(label: "rate_limit_rejections_total", dimensions: [("route", route)], factory: factory).increment()
+        let handles = requestHandles.get(RequestKey(method: method, route: route, status: status)) {
+            (
+                Counter(label: "http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))], factory: factory),
+                Timer(label: "http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: factory),
+                status == 429 ? Counter(label: "rate_limit_rejections_total", dimensions: [("route", route)], factory: factory) : nil
+            )
         }
+        handles.0.increment()
+        handles.1.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        handles.2?.increment()
     }
+
+    private let requestHandles = HandleCache<RequestKey, (Metrics.Counter, Metrics.Timer, Metrics.Counter?)>()
 
     /// A cumulative count read from elsewhere (the pool, the weather cache), exported as a counter.
     public func setTotal(_ label: String, dimensions: [(String, String)] = [], to value: Int) {
@@ -71,6 +77,28 @@ final class CounterState: @unchecked Sendable {
             let previous = totals[key] ?? 0
             totals[key] = total
             return max(0, total - previous)
+        }
+    }
+}
+
+struct RequestKey: Hashable, Sendable {
+    var method: String
+    var route: String
+    var status: Int
+}
+
+/// A lock-protected map from a key to metric handles made on first use.
+final class HandleCache<Key: Hashable & Sendable, Value>: @unchecked Sendable {
+    // Safety: `values` is only touched while `lock` is held; metric handles are themselves thread-safe.
+    private let lock = NSLock()
+    private var values: [Key: Value] = [:]
+
+    func get(_ key: Key, make: () -> Value) -> Value {
+        lock.withLock {
+            if let value = values[key] { return value }
+            let value = make()
+            values[key] = value
+            return value
         }
     }
 }

@@ -177,3 +177,30 @@ struct PostgresPoolTests {
         #expect(error.isUnavailable)
     }
 }
+
+@Suite("PostgreSQL pool deadlines")
+struct PostgresPoolDeadlineTests {
+    @Test("a short deadline expires on time even behind queued jobs with long ones")
+    func shortDeadlineBehindLongOnes() async throws {
+        let pool = TestDatabase.pool(size: 1, acquireTimeoutMilliseconds: 60_000)
+        let blocker = TestDatabase.pool(size: 1)
+        defer {
+            pool.shutdown()
+            blocker.shutdown()
+        }
+        let key = Int.random(in: 1...1_000_000)
+        try await blocker.withConnection { _ = try $0.query("SELECT pg_advisory_lock(\(key))") }
+        let busy = Task { try await pool.query("SELECT pg_advisory_xact_lock(\(key))") }
+        while pool.usage.inUse < 1 { await Task.yield() }
+        let queued = Task { try await pool.query("SELECT 1") }  // 60 s deadline, first in line
+        while pool.usage.waiting < 1 { await Task.yield() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = try await #require(throws: PostgresError.self) { try await pool.query("SELECT 1", timeoutMilliseconds: 200) }
+        #expect(error.kind == .poolTimeout)
+        #expect(clock.now - start < .seconds(10))
+        try await blocker.withConnection { _ = try $0.query("SELECT pg_advisory_unlock(\(key))") }
+        _ = try await busy.value
+        _ = try await queued.value
+    }
+}

@@ -76,7 +76,10 @@ struct FoundationTests {
         defer { blocker.shutdown() }
         let key = Int.random(in: 1...1_000_000)
         try await blocker.withConnection { _ = try $0.query("SELECT pg_advisory_lock(\(key))") }
-        try await withTestServer(configure: { $0.dbPoolSize = 2 }) { server in
+        try await withTestServer(configure: {
+            $0.dbPoolSize = 2
+            $0.dbStatementTimeoutMilliseconds = 120_000  // the stuck queries must stay stuck however slow the machine is
+        }) { server in
             let pool = server.dependencies.database
             // Occupy every pool connection with a query that waits for the lock, plus queued waiters.
             let stuck = (0..<6).map { _ in Task { try? await pool.query("SELECT pg_advisory_xact_lock(\(key))") } }

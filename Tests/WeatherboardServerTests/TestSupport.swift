@@ -45,6 +45,15 @@ struct TestServer: Sendable {
     let port: Int
     let dependencies: AppDependencies
     let configuration: AppConfiguration
+    /// This server's own client address (sent as `X-Forwarded-For` from the trusted loopback proxy), so
+    /// per-IP rate limits of one test never spill into another.
+    let clientIP = "10.\(UInt8.random(in: 0...255)).\(UInt8.random(in: 0...255)).\(UInt8.random(in: 1...254))"
+
+    init(port: Int, dependencies: AppDependencies, configuration: AppConfiguration) {
+        self.port = port
+        self.dependencies = dependencies
+        self.configuration = configuration
+    }
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
@@ -56,6 +65,9 @@ struct TestServer: Sendable {
         timeoutMilliseconds: Int = 15_000
     ) async throws -> CurlResponse {
         var headers = headers
+        if !headers.contains(where: { $0.0.lowercased() == "x-forwarded-for" }) {
+            headers.append(("X-Forwarded-For", clientIP))
+        }
         if body != nil, !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
             headers.append(("Content-Type", "application/json"))
         }
@@ -97,6 +109,7 @@ func withTestServer<T: Sendable>(
     configuration.port = 0
     configuration.databaseURL = TestDatabase.url
     configuration.weatherProvider = "none"
+    configuration.trustedProxies = ["127.0.0.1"]
     configure(&configuration)
     let dependencies = dependencies ?? AppDependencies.make(configuration: configuration, logger: testLogger)
     let (ports, portContinuation) = AsyncStream<Int>.makeStream()

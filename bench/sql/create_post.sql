@@ -2,7 +2,7 @@
 SELECT s.id AS session_id, a.id, a.kind, a.username, a.display_name, a.role, a.created_at,
        (a.banned AND (a.banned_until IS NULL OR a.banned_until > now())) AS banned_now
 FROM sessions s JOIN accounts a ON a.id = s.account_id
-WHERE s.token_hash = :'token_hash' AND s.revoked_at IS NULL;
+WHERE s.token_hash = :token_hash AND s.revoked_at IS NULL;
 SELECT 1 AS one FROM regions WHERE id = 1835848;
 BEGIN;
 INSERT INTO posts (author_id, region_id, weather_type, category, title, body, status, hidden_reason)
