@@ -16,6 +16,9 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SELF="$ROOT/deploy/local-postgres.sh"
+# The postgres user may not be able to enter the caller's working directory.
+cd /
 PORT="${WB_PG_PORT:-54329}"
 BASE="${WB_PG_DIR:-$ROOT/.local/pg}"
 DATA="$BASE/data"
@@ -108,11 +111,11 @@ url() {
 case "${1:-}" in
   start) start ;;
   stop) if running; then as_owner "$PGBIN/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null; fi ;;
-  restart) "$0" stop; "$0" start ;;
+  restart) "$SELF" stop; "$SELF" start ;;
   status) if running; then echo "running on 127.0.0.1:$PORT ($DATA)"; else echo "stopped"; exit 3; fi ;;
   url) url "${2:-weatherboard}" ;;
   createdb) createdb "${2:?database name}" ;;
   dropdb) dropdb "${2:?database name}" ;;
   psql) shift; superuser_psql "$@" ;;
-  *) sed -n '2,14p' "$0"; exit 2 ;;
+  *) sed -n '2,14p' "$SELF"; exit 2 ;;
 esac

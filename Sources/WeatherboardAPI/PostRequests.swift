@@ -51,9 +51,10 @@ public struct PatchPostRequest: Codable, Sendable {
         } else {
             title = .none
         }
-        body = try c.decodeIfPresent(String.self, forKey: .body)
-        weatherType = try c.decodeIfPresent(String.self, forKey: .weatherType)
-        category = try c.decodeIfPresent(String.self, forKey: .category)
+        // Only the title may be null; `"body": null` is a mistake, not "leave it alone".
+        body = c.contains(.body) ? try c.decode(String.self, forKey: .body) : nil
+        weatherType = c.contains(.weatherType) ? try c.decode(String.self, forKey: .weatherType) : nil
+        category = c.contains(.category) ? try c.decode(String.self, forKey: .category) : nil
     }
 
     public func encode(to encoder: any Encoder) throws {

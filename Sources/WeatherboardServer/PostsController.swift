@@ -36,6 +36,7 @@ struct PostsController {
     }
 
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
+        _ = try request.includes(allowed: ["weather"])
         let query = PostQuery(
             weatherType: try request.queryValue("weatherType", as: WeatherType.self) { $0 != .unknown },
             category: try request.queryValue("category", as: Category.self),

@@ -74,6 +74,16 @@ extension Request {
         return id
     }
 
+    /// `include=` values (comma-separated); anything but the allowed ones is 400.
+    func includes(allowed: Set<String>) throws -> Set<String> {
+        guard let raw = uri.queryParameters.get("include") else { return [] }
+        let values = Set(raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        guard !values.isEmpty, values.isSubset(of: allowed) else {
+            throw APIError.badRequest("include must be one of: \(allowed.sorted().joined(separator: ", "))")
+        }
+        return values
+    }
+
     var language: Language { Language(acceptLanguage: headers[.acceptLanguage]) }
 
     var idempotencyKey: String? { headers[.idempotencyKey] }
