@@ -104,6 +104,15 @@ public struct RevisionResponse: Codable, Sendable {
         self.body = body
         self.replacedAt = replacedAt
     }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(weatherType, forKey: .weatherType)
+        try c.encode(category, forKey: .category)
+        try c.encode(title, forKey: .title)
+        try c.encode(body, forKey: .body)
+        try c.encode(replacedAt, forKey: .replacedAt)
+    }
 }
 
 /// Weather object of CONTRACT §6.

@@ -1,4 +1,5 @@
 import Board
+import WeatherboardAPI
 import Foundation
 import Hummingbird
 import NIOCore
@@ -55,46 +56,3 @@ enum JSONCoding {
     }()
 }
 
-/// `2026-11-22T09:30:00Z`.
-enum RFC3339 {
-    static func format(_ date: Date) -> String {
-        var seconds = Int64(date.timeIntervalSince1970.rounded(.down))
-        var days = seconds / 86_400
-        seconds -= days * 86_400
-        if seconds < 0 {
-            seconds += 86_400
-            days -= 1
-        }
-        // Howard Hinnant's civil-from-days.
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        var bytes = [UInt8](repeating: 0, count: 20)
-        func put(_ value: Int64, _ at: Int, _ width: Int) {
-            var v = value
-            for i in stride(from: at + width - 1, through: at, by: -1) {
-                bytes[i] = UInt8(48 + v % 10)
-                v /= 10
-            }
-        }
-        put(year, 0, 4)
-        bytes[4] = 45
-        put(month, 5, 2)
-        bytes[7] = 45
-        put(day, 8, 2)
-        bytes[10] = 84
-        put(seconds / 3600, 11, 2)
-        bytes[13] = 58
-        put(seconds / 60 % 60, 14, 2)
-        bytes[16] = 58
-        put(seconds % 60, 17, 2)
-        bytes[19] = 90
-        return String(decoding: bytes, as: UTF8.self)
-    }
-}

@@ -43,6 +43,15 @@ extension RevisionResponse {
 
 /// A JSON response with a chosen status (Hummingbird's `EditedResponse` does the same for Encodable values).
 func jsonResponse(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+    if let writable = value as? any JSONWritable {
+        var writer = JSONWriter(capacity: 1024)
+        writable.write(to: &writer)
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: writer.bytes))
+        )
+    }
     let data = try JSONCoding.encoder.encode(value)
     return Response(
         status: status,
