@@ -155,6 +155,27 @@ struct PostsTests {
         }
     }
 
+    @Test("idempotency holds across two server processes sharing one database")
+    func idempotencyAcrossInstances() async throws {
+        try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { first in
+            try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { second in
+                let account = try await first.anonymousAccount()
+                let key = UUID().uuidString
+                let ids = try await withThrowingTaskGroup(of: String?.self) { group in
+                    for i in 0..<10 {
+                        let server = i % 2 == 0 ? first : second
+                        group.addTask {
+                            try await server.createPost(account, body: "두 대의 서버", headers: [("Idempotency-Key", key)])["id"] as? String
+                        }
+                    }
+                    return try await group.reduce(into: Set<String?>()) { $0.insert($1) }
+                }
+                #expect(ids.count == 1)
+                #expect(ids.first! != nil)
+            }
+        }
+    }
+
     @Test("lists: newest first, filters combine, keyset pages neither repeat nor skip across inserts and deletes")
     func listsAndPagination() async throws {
         try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { server in
