@@ -1,0 +1,27 @@
+-- Region search and the bundled catalog (sql/data/regions.csv.gz, loaded by `weatherboard migrate`).
+--
+-- region_names holds every distinct normalized name of a region (English, Korean, GeoNames alternate
+-- names): NFD, combining marks removed, lower-cased, whitespace collapsed, NFC. `GET /v1/regions?q=`
+-- normalizes the query the same way and does an index-backed prefix (range) scan. COLLATE "C" makes the
+-- order byte order, so `name >= prefix AND name < prefix || U+10FFFF` is exactly "starts with".
+CREATE TABLE region_names (
+    name       text COLLATE "C" NOT NULL,
+    region_id  bigint NOT NULL REFERENCES regions (id) ON DELETE CASCADE,
+    PRIMARY KEY (name, region_id)
+);
+CREATE INDEX region_names_region_idx ON region_names (region_id);
+
+-- The seeded Korean cities are searchable before the catalog is loaded.
+INSERT INTO region_names (name, region_id)
+SELECT lower(name_en), id FROM regions
+UNION
+SELECT name_ko, id FROM regions WHERE name_ko IS NOT NULL
+ON CONFLICT DO NOTHING;
+
+-- Which catalog file is loaded (its checksum), so a second `migrate` skips the work.
+CREATE TABLE region_catalog (
+    singleton     boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    checksum      text NOT NULL,
+    region_count  integer NOT NULL,
+    loaded_at     timestamptz NOT NULL DEFAULT now()
+);
