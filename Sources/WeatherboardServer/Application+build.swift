@@ -3,13 +3,21 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Weather
 
 /// What the application needs from outside: made once per process (or per test) and shut down with it.
 public struct AppDependencies: Sendable {
     public let database: PostgresPool
+    /// Region lookups and search (CONTRACT §6).
+    public let regions: RegionStore
+    /// Cached current weather per region (CONTRACT §6); the feed and `include=weather` use it too.
+    public let weather: any WeatherProviding
 
-    public init(database: PostgresPool) {
+    public init(database: PostgresPool, regions: RegionStore? = nil, weather: (any WeatherProviding)? = nil) {
         self.database = database
+        let regions = regions ?? RegionStore(database: database)
+        self.regions = regions
+        self.weather = weather ?? WeatherService(provider: nil, regions: regions, database: database)
     }
 
     public static func make(configuration: AppConfiguration, logger: Logger) -> AppDependencies {
@@ -21,7 +29,8 @@ public struct AppDependencies: Sendable {
             ),
             logger: logger
         )
-        return AppDependencies(database: pool)
+        let regions = RegionStore(database: pool)
+        return AppDependencies(database: pool, regions: regions, weather: WeatherService.make(configuration: configuration, regions: regions, database: pool, logger: logger))
     }
 }
 
@@ -48,6 +57,7 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
     router.add(middleware: RequestEnvelopeMiddleware(logger: logger))
     router.addRoutes(HealthController(database: dependencies.database).endpoints)
     router.addRoutes(OpenAPIController(document: OpenAPIController.loadDocument()).endpoints)
+    router.addRoutes(RegionsController(regions: dependencies.regions, weather: dependencies.weather).endpoints)
     return router
 }
 
