@@ -41,7 +41,7 @@ public enum RegionCatalog {
                     CREATE TEMP TABLE region_import (
                         id bigint NOT NULL, name_en text NOT NULL, name_ko text, country_code text NOT NULL,
                         lat double precision NOT NULL, lon double precision NOT NULL, timezone text NOT NULL,
-                        population bigint NOT NULL, search text[] NOT NULL
+                        population bigint NOT NULL, search text[] NOT NULL, "primary" text[] NOT NULL
                     ) ON COMMIT DROP
                     """)
                 let count = try connection.copyIn("COPY region_import FROM STDIN (FORMAT csv, HEADER true)", data: csv)
@@ -54,11 +54,14 @@ public enum RegionCatalog {
                         country_code = excluded.country_code, lat = excluded.lat, lon = excluded.lon,
                         timezone = excluded.timezone, population = excluded.population, position = excluded.position;
                     DELETE FROM region_names WHERE region_id IN (SELECT id FROM region_import);
-                    INSERT INTO region_names (name, region_id)
-                    SELECT DISTINCT n, id FROM region_import, unnest(search) AS n WHERE n <> ''
-                    UNION
-                    SELECT DISTINCT lower(name_en), id FROM region_import
-                    ON CONFLICT DO NOTHING;
+                    INSERT INTO region_names (name, region_id, is_primary)
+                    SELECT n, id, bool_or(is_primary) FROM (
+                        SELECT n, id, n = ANY ("primary") AS is_primary FROM region_import, unnest(search) AS n
+                        UNION ALL
+                        SELECT n, id, true FROM region_import, unnest("primary") AS n
+                    ) AS names
+                    WHERE n <> ''
+                    GROUP BY n, id;
                     ANALYZE regions;
                     ANALYZE region_names;
                     """)

