@@ -68,6 +68,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            exclude: ["openapi-weather.fragment.yaml"],
             resources: [.copy("openapi.yaml")],
             swiftSettings: swiftSettings
         ),
