@@ -42,6 +42,8 @@ public struct Region: Sendable, Equatable, Hashable {
 
     /// The columns `init(row:)` reads.
     static let columns = "id, name_en, name_ko, country_code, lat, lon, timezone, population"
+    /// The same, qualified with the table name, for joins.
+    static let qualifiedColumns = "regions.id, regions.name_en, regions.name_ko, regions.country_code, regions.lat, regions.lon, regions.timezone, regions.population"
 
     init(row: PostgresRow) throws {
         self.init(

@@ -54,14 +54,15 @@ public enum RegionCatalog {
                         country_code = excluded.country_code, lat = excluded.lat, lon = excluded.lon,
                         timezone = excluded.timezone, population = excluded.population, position = excluded.position;
                     DELETE FROM region_names WHERE region_id IN (SELECT id FROM region_import);
-                    INSERT INTO region_names (name, region_id, is_primary)
-                    SELECT n, id, bool_or(is_primary) FROM (
-                        SELECT n, id, n = ANY ("primary") AS is_primary FROM region_import, unnest(search) AS n
+                    INSERT INTO region_names (name, region_id, is_primary, population)
+                    SELECT n, id, bool_or(is_primary), max(population) FROM (
+                        SELECT n, id, n = ANY ("primary") AS is_primary, population FROM region_import, unnest(search) AS n
                         UNION ALL
-                        SELECT n, id, true FROM region_import, unnest("primary") AS n
+                        SELECT n, id, true, population FROM region_import, unnest("primary") AS n
                     ) AS names
                     WHERE n <> ''
-                    GROUP BY n, id;
+                    GROUP BY n, id
+                    ORDER BY n COLLATE "C", id;
                     ANALYZE regions;
                     ANALYZE region_names;
                     """)

@@ -74,15 +74,19 @@ public struct RegionStore: RegionProviding {
                 """)
         } else {
             let upper = RegionName.upperBound(forPrefix: normalized)
+            // Rank the matching names alone (region_names carries the population), then fetch only one page.
             rows = try await database.query("""
-                SELECT \(raw: Region.columns), m.rank FROM regions
-                JOIN (
-                    SELECT region_id, min(CASE WHEN is_primary THEN 0 ELSE 1 END) AS rank
-                    FROM region_names WHERE name >= \(normalized) AND name < \(upper)
-                    GROUP BY region_id
-                ) AS m ON m.region_id = regions.id
-                WHERE (m.rank, -population, id) > (\(rank), -\(population), \(id))
-                ORDER BY m.rank, population DESC, id LIMIT \(fetch)
+                SELECT \(raw: Region.qualifiedColumns), page.rank FROM (
+                    SELECT region_id, rank, population FROM (
+                        SELECT region_id, min(CASE WHEN is_primary THEN 0 ELSE 1 END) AS rank, max(population) AS population
+                        FROM region_names WHERE name >= \(normalized) AND name < \(upper)
+                        GROUP BY region_id
+                    ) AS m
+                    WHERE (rank, -population, region_id) > (\(rank), -\(population), \(id))
+                    ORDER BY rank, population DESC, region_id LIMIT \(fetch)
+                ) AS page
+                JOIN regions ON regions.id = page.region_id
+                ORDER BY page.rank, page.population DESC, page.region_id
                 """)
         }
         var regions: [Region] = []

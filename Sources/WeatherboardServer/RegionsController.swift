@@ -10,6 +10,7 @@ import WeatherboardAPI
 struct RegionsController {
     let regions: RegionStore
     let weather: any WeatherProviding
+    let encodedWeather = EncodedWeatherCache()
 
     var endpoints: RouteCollection<AppRequestContext> {
         let routes = RouteCollection(context: AppRequestContext.self)
@@ -58,8 +59,14 @@ struct RegionsController {
         guard let units = Units(query: request.uri.queryParameters.get("units")) else {
             throw APIError.badRequest("units must be metric or imperial")
         }
+        let language = Self.language(request)
         do {
-            return try Self.json(try await weather.currentWeather(regionID: id, units: units, language: Self.language(request)))
+            let current = try await weather.currentWeather(regionID: id, units: units, language: language)
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/json; charset=utf-8"],
+                body: .init(byteBuffer: try encodedWeather.body(for: current, language: language))
+            )
         } catch let error as WeatherError {
             switch error {
             case .unknownRegion: throw APIError.notFound("region")

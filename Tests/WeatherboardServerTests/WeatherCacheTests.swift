@@ -24,8 +24,10 @@ import Weather
                         group.addTask { try await client.send(CurlRequest(url: url, timeoutMilliseconds: 60_000)).status }
                     }
                     // Hold the one upstream answer until the other 49 requests are waiting on it.
-                    await rig.events.wait { events in events.filter { $0 == .joinedInFlight(regionID: ulsan) }.count >= 49 }
-                    #expect(fake.callCount == 1)
+                    let allWaiting = await rig.events.wait { events in
+                        events.contains(.upstreamCall(regionID: ulsan)) && events.filter { $0 == .joinedInFlight(regionID: ulsan) }.count >= 49
+                    }
+                    #expect(allWaiting, "49 requests should be waiting on the one upstream call")
                     fake.gate.open()
                     return try await group.reduce(into: [Int]()) { $0.append($1) }
                 }

@@ -38,8 +38,38 @@ final class EventLog: @unchecked Sendable {
 
     func count(_ event: WeatherService.Event) -> Int { all.filter { $0 == event }.count }
 
+    /// Suspends until the recorded events satisfy `condition`; false if that has not happened within
+    /// `seconds` (a guard against hanging the run when something else broke, not a synchronization delay).
+    func wait(seconds: Int = 30, until condition: @escaping @Sendable ([WeatherService.Event]) -> Bool) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.wait(until: condition)
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            if !first {
+                // Release the waiter so the group can finish.
+                self.releaseAll()
+            }
+            return first
+        }
+    }
+
+    private func releaseAll() {
+        let waiting = lock.withLock {
+            defer { watchers.removeAll() }
+            return watchers.map(\.continuation)
+        }
+        waiting.forEach { $0.resume() }
+    }
+
     /// Suspends until the recorded events satisfy `condition`.
-    func wait(until condition: @escaping @Sendable ([WeatherService.Event]) -> Bool) async {
+    private func wait(until condition: @escaping @Sendable ([WeatherService.Event]) -> Bool) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = lock.withLock {
                 if condition(events) { return true }
