@@ -72,6 +72,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            exclude: ["openapi-weather.fragment.yaml"],
             resources: [.copy("openapi.yaml")],
             swiftSettings: swiftSettings
         ),
@@ -80,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "WeatherboardCommand",
             dependencies: [
-                "WeatherboardServer", "Board", "Database",
+                "WeatherboardServer", "Board", "Database", "Weather",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -103,9 +104,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "WeatherTests",
+            dependencies: ["Weather"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "WeatherboardServerTests",
             dependencies: [
-                "WeatherboardServer", "WeatherboardAPI", "Database", "CurlClient", "Board", "Hashing",
+                "WeatherboardServer", "WeatherboardAPI", "Database", "CurlClient", "Board", "Hashing", "Weather",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -10,14 +10,15 @@ public final class PasswordHasher: Sendable {
     private let parameters: PasswordHash.Parameters
     private let gate: Gate
     /// A hash of a random password, verified for unknown usernames so every failed login costs the same.
-    private let dummy: PasswordHash
+    /// Made on first use (on a hashing thread), not at start-up.
+    private let dummy: DummyHash
 
     public init(threads: Int = 2, maxWaiting: Int = 64, parameters: PasswordHash.Parameters = .owasp) {
         self.pool = NIOThreadPool(numberOfThreads: threads)
         self.pool.start()
         self.parameters = parameters
         self.gate = Gate(limit: threads + maxWaiting)
-        self.dummy = PasswordHash.create(password: Token.generate().value, parameters: parameters)
+        self.dummy = DummyHash(parameters: parameters)
     }
 
     public var memoryBound: Int { parameters.memoryBytes }
@@ -32,7 +33,7 @@ public final class PasswordHasher: Sendable {
         let dummy = self.dummy
         return try await run {
             guard let encoded, let stored = PasswordHash(encoded: encoded) else {
-                _ = dummy.verify(password)
+                _ = dummy.value.verify(password)
                 return false
             }
             return stored.verify(password)
@@ -73,5 +74,24 @@ final class Gate: @unchecked Sendable {
 
     func leave() {
         lock.withLock { count -= 1 }
+    }
+}
+
+/// The dummy hash, made once.
+final class DummyHash: @unchecked Sendable {
+    // Safety: `hash` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var hash: PasswordHash?
+    private let parameters: PasswordHash.Parameters
+
+    init(parameters: PasswordHash.Parameters) { self.parameters = parameters }
+
+    var value: PasswordHash {
+        lock.withLock {
+            if let hash { return hash }
+            let made = PasswordHash.create(password: Token.generate().value, parameters: parameters)
+            hash = made
+            return made
+        }
     }
 }

@@ -121,6 +121,51 @@ public final class PostgresConnection {
         _ = try consume(result, handle: handle, sql: sql)
     }
 
+    /// Runs `COPY … FROM STDIN` (fixed SQL text chosen by code, never input) and streams `data` to the
+    /// server in chunks. Returns the number of rows copied.
+    @discardableResult
+    public func copyIn(_ sql: String, data: [UInt8], chunkSize: Int = 64 * 1024) throws -> Int {
+        guard let handle else { throw PostgresError(kind: .connection, message: "connection is closed") }
+        guard let start = PQexec(handle, sql) else {
+            throw PostgresError(kind: PQstatus(handle) == CONNECTION_OK ? .server : .connection, message: Self.errorMessage(handle))
+        }
+        guard PQresultStatus(start) == PGRES_COPY_IN else {
+            _ = try consume(start, handle: handle, sql: sql)
+            throw PostgresError(kind: .server, message: "COPY did not start: \(sql.prefix(60))")
+        }
+        PQclear(start)
+        var failure: String?
+        data.withUnsafeBufferPointer { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let length = min(chunkSize, buffer.count - offset)
+                let sent = buffer.baseAddress!.advanced(by: offset).withMemoryRebound(to: CChar.self, capacity: length) {
+                    PQputCopyData(handle, $0, Int32(length))
+                }
+                if sent != 1 {
+                    failure = Self.errorMessage(handle)
+                    break
+                }
+                offset += length
+            }
+        }
+        // Ending with an error message makes the server abort the COPY; either way we read its verdict below.
+        let ended = failure.map { PQputCopyEnd(handle, $0) } ?? PQputCopyEnd(handle, nil)
+        if ended != 1 && failure == nil { failure = Self.errorMessage(handle) }
+        var rows = 0
+        var firstError: (any Error)?
+        while let result = PQgetResult(handle) {
+            do {
+                rows = try consume(result, handle: handle, sql: sql).affectedRows
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+        }
+        if let firstError { throw firstError }
+        if let failure { throw PostgresError(kind: .connection, message: "COPY failed: \(failure)") }
+        return rows
+    }
+
     // MARK: Internals
 
     private func preparedName(for query: SQLQuery, handle: OpaquePointer) throws -> String {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Database
 import Foundation
 import Logging
+import Weather
 import WeatherboardServer
 
 /// `weatherboard migrate`: applies `sql/` in order, each file once, in a transaction.
@@ -26,6 +27,8 @@ struct MigrateCommand: AsyncParsableCommand {
             let outcome = try await Migrator(directory: directory).run(on: pool, logger: logger)
             print("migrations: \(outcome.applied.count) applied, \(outcome.alreadyApplied) already applied (from \(directory.path))")
             for name in outcome.applied { print("  applied \(name)") }
+            let catalog = try await RegionCatalog.load(file: RegionCatalog.file(inMigrationsDirectory: directory), on: pool, logger: logger)
+            print(catalog.loadedRegions.map { "region catalog: loaded \($0) regions" } ?? "region catalog: already loaded")
         } catch let error as PostgresError {
             throw OperatorFailure("migrate failed: \(error.message)")
         }

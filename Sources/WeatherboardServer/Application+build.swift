@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Weather
 
 /// What the application needs from outside: made once per process (or per test) and shut down with it.
 public struct AppDependencies: Sendable {
@@ -14,8 +15,15 @@ public struct AppDependencies: Sendable {
     public let posts: PostService
     public let moderation: ModerationService
     public let metrics = AppMetrics()
+    /// Region lookups and search (CONTRACT §6).
+    public let regions: RegionStore
+    /// Cached current weather per region (CONTRACT §6); the feed and `include=weather` use it too.
+    public let weather: any WeatherProviding
 
-    public init(database: PostgresPool, hasher: PasswordHasher, rateLimiter: any RateLimiter, reportPolicy: ReportPolicy = ReportPolicy()) {
+    public init(
+        database: PostgresPool, hasher: PasswordHasher, rateLimiter: any RateLimiter, reportPolicy: ReportPolicy = ReportPolicy(),
+        regions: RegionStore? = nil, weather: (any WeatherProviding)? = nil
+    ) {
         self.database = database
         self.hasher = hasher
         self.rateLimiter = rateLimiter
@@ -24,6 +32,9 @@ public struct AppDependencies: Sendable {
         let filter = TermFilter { try await moderationStore.terms() }
         self.posts = PostService(store: PostgresPostStore(database: database), rateLimiter: rateLimiter, filter: filter)
         self.moderation = ModerationService(store: moderationStore, posts: posts, rateLimiter: rateLimiter, policy: reportPolicy)
+        let regions = regions ?? RegionStore(database: database)
+        self.regions = regions
+        self.weather = weather ?? WeatherService(provider: nil, regions: regions, database: database)
     }
 
     public static func make(configuration: AppConfiguration, logger: Logger) -> AppDependencies {
@@ -36,11 +47,14 @@ public struct AppDependencies: Sendable {
             logger: logger
         )
         let rateLimiter: any RateLimiter = configuration.rateLimitsEnabled ? PostgresRateLimiter(database: pool) : UnlimitedRateLimiter()
+        let regions = RegionStore(database: pool)
         return AppDependencies(
             database: pool,
             hasher: PasswordHasher(threads: configuration.passwordHashThreads),
             rateLimiter: rateLimiter,
-            reportPolicy: ReportPolicy(hideThreshold: configuration.reportHideThreshold, trustAgeSeconds: configuration.reportTrustAgeSeconds)
+            reportPolicy: ReportPolicy(hideThreshold: configuration.reportHideThreshold, trustAgeSeconds: configuration.reportTrustAgeSeconds),
+            regions: regions,
+            weather: WeatherService.make(configuration: configuration, regions: regions, database: pool, logger: logger)
         )
     }
 }
@@ -76,6 +90,7 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
     api.addRoutes(AccountsController(accounts: dependencies.accounts, posts: dependencies.posts).endpoints)
     api.addRoutes(PostsController(posts: dependencies.posts, moderation: dependencies.moderation).endpoints)
     api.addRoutes(ModerationController(moderation: dependencies.moderation, posts: dependencies.posts).endpoints)
+    api.addRoutes(RegionsController(regions: dependencies.regions, weather: dependencies.weather).endpoints)
     return router
 }
 

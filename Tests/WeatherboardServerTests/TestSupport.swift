@@ -1,3 +1,4 @@
+import Board
 import CurlClient
 import Database
 import Foundation

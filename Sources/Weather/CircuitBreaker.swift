@@ -1,0 +1,58 @@
+import Foundation
+
+/// Stops calling a provider that keeps failing: after `threshold` consecutive failures the circuit opens for
+/// `cooldown`; then one trial call is let through (half-open): success closes it, failure opens it again.
+struct CircuitBreaker: Sendable {
+    enum State: Sendable, Equatable {
+        case closed
+        case open(until: Date)
+        case halfOpen
+    }
+
+    let threshold: Int
+    let cooldown: TimeInterval
+    private(set) var state: State = .closed
+    private(set) var consecutiveFailures = 0
+    private var trialInFlight = false
+
+    init(threshold: Int, cooldown: TimeInterval) {
+        self.threshold = max(1, threshold)
+        self.cooldown = cooldown
+    }
+
+    /// Whether a call may go out now. In half-open state only one trial call is allowed at a time.
+    mutating func allowsRequest(now: Date) -> Bool {
+        switch state {
+        case .closed:
+            return true
+        case .open(let until):
+            guard now >= until else { return false }
+            state = .halfOpen
+            trialInFlight = true
+            return true
+        case .halfOpen:
+            if trialInFlight { return false }
+            trialInFlight = true
+            return true
+        }
+    }
+
+    mutating func recordSuccess() {
+        state = .closed
+        consecutiveFailures = 0
+        trialInFlight = false
+    }
+
+    mutating func recordFailure(now: Date) {
+        consecutiveFailures += 1
+        trialInFlight = false
+        if state == .halfOpen || consecutiveFailures >= threshold {
+            state = .open(until: now.addingTimeInterval(cooldown))
+        }
+    }
+
+    var isOpen: Bool {
+        if case .open = state { return true }
+        return false
+    }
+}

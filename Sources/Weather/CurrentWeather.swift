@@ -1,0 +1,70 @@
+import Foundation
+
+/// The contract's weather object (CONTRACT §6): `{regionId, weatherType, description, temperature,
+/// feelsLike, humidity, pressure, windSpeed, uvIndex|null, cloudiness, observedAt, fetchedAt, provider,
+/// stale, units}`. Metric: °C and m/s; imperial: °F and mph. `pressure` is sea-level hPa (null only with
+/// the kma provider, which does not report it); `humidity` and `cloudiness` are percentages.
+public struct CurrentWeather: Codable, Sendable, Equatable {
+    public var regionId: String
+    public var weatherType: WeatherType
+    public var description: String
+    public var temperature: Double
+    public var feelsLike: Double
+    public var humidity: Int
+    public var pressure: Double?
+    public var windSpeed: Double
+    public var uvIndex: Double?
+    public var cloudiness: Int
+    public var observedAt: Date
+    public var fetchedAt: Date
+    public var provider: String
+    public var stale: Bool
+    public var units: Units
+
+    public init(
+        regionId: String, weatherType: WeatherType, description: String, temperature: Double, feelsLike: Double,
+        humidity: Int, pressure: Double?, windSpeed: Double, uvIndex: Double?, cloudiness: Int, observedAt: Date,
+        fetchedAt: Date, provider: String, stale: Bool, units: Units
+    ) {
+        self.regionId = regionId
+        self.weatherType = weatherType
+        self.description = description
+        self.temperature = temperature
+        self.feelsLike = feelsLike
+        self.humidity = humidity
+        self.pressure = pressure
+        self.windSpeed = windSpeed
+        self.uvIndex = uvIndex
+        self.cloudiness = cloudiness
+        self.observedAt = observedAt
+        self.fetchedAt = fetchedAt
+        self.provider = provider
+        self.stale = stale
+        self.units = units
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case regionId, weatherType, description, temperature, feelsLike, humidity, pressure, windSpeed, uvIndex
+        case cloudiness, observedAt, fetchedAt, provider, stale, units
+    }
+
+    /// Every key is always present; absent values are `null`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(regionId, forKey: .regionId)
+        try c.encode(weatherType, forKey: .weatherType)
+        try c.encode(description, forKey: .description)
+        try c.encode(temperature, forKey: .temperature)
+        try c.encode(feelsLike, forKey: .feelsLike)
+        try c.encode(humidity, forKey: .humidity)
+        try c.encode(pressure, forKey: .pressure)
+        try c.encode(windSpeed, forKey: .windSpeed)
+        try c.encode(uvIndex, forKey: .uvIndex)
+        try c.encode(cloudiness, forKey: .cloudiness)
+        try c.encode(observedAt, forKey: .observedAt)
+        try c.encode(fetchedAt, forKey: .fetchedAt)
+        try c.encode(provider, forKey: .provider)
+        try c.encode(stale, forKey: .stale)
+        try c.encode(units, forKey: .units)
+    }
+}

@@ -1,0 +1,80 @@
+import CurlClient
+import Foundation
+
+/// The outbound HTTP policy every provider shares: libcurl on its own thread pool, connect timeout 2 s,
+/// total 5 s, and one retry after a short random delay for retryable failures (transport, 5xx, 429).
+public struct ProviderHTTP: Sendable {
+    public var client: CurlHTTPClient
+    public var connectTimeoutMilliseconds: Int
+    public var timeoutMilliseconds: Int
+    /// The retry waits a random time in this range (jitter), in milliseconds.
+    public var retryDelayMilliseconds: ClosedRange<Int>
+    /// Observes every upstream attempt (for metrics and tests).
+    public var onAttempt: (@Sendable (String) -> Void)?
+
+    /// One libcurl client for every provider of the process; its threads live as long as the process.
+    public static let sharedClient = CurlHTTPClient(threads: 4)
+
+    public init(
+        client: CurlHTTPClient = ProviderHTTP.sharedClient,
+        connectTimeoutMilliseconds: Int = 2000,
+        timeoutMilliseconds: Int = 5000,
+        retryDelayMilliseconds: ClosedRange<Int> = 100...400,
+        onAttempt: (@Sendable (String) -> Void)? = nil
+    ) {
+        self.client = client
+        self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.retryDelayMilliseconds = retryDelayMilliseconds
+        self.onAttempt = onAttempt
+    }
+
+    /// GETs `url` and returns the body of a 2xx answer; anything else throws `ProviderError`.
+    public func get(_ url: String) async throws -> [UInt8] {
+        do {
+            return try await attempt(url)
+        } catch let error as ProviderError where error.isRetryable {
+            let delay = Int.random(in: retryDelayMilliseconds)
+            try await Task.sleep(for: .milliseconds(delay))
+            return try await attempt(url)
+        }
+    }
+
+    private func attempt(_ url: String) async throws -> [UInt8] {
+        onAttempt?(url)
+        let response: CurlResponse
+        do {
+            response = try await client.send(
+                CurlRequest(
+                    url: url,
+                    headers: [("Accept", "application/json"), ("User-Agent", "weatherboard")],
+                    connectTimeoutMilliseconds: connectTimeoutMilliseconds,
+                    timeoutMilliseconds: timeoutMilliseconds
+                )
+            )
+        } catch let error as CurlError {
+            throw ProviderError(error.isTimeout ? .timeout : .transport, error.description)
+        }
+        guard (200..<300).contains(response.status) else {
+            throw ProviderError(.status, "HTTP \(response.status)")
+        }
+        return response.body
+    }
+
+    /// Percent-encodes a query value.
+    static func escape(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+
+    /// Trims a trailing slash from a configured base URL.
+    static func base(_ url: String) -> String {
+        url.hasSuffix("/") ? String(url.dropLast()) : url
+    }
+
+    /// A coordinate in a URL: fixed 4 decimals (about 10 m).
+    static func coordinate(_ value: Double) -> String {
+        String(format: "%.4f", value)
+    }
+}

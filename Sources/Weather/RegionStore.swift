@@ -1,0 +1,105 @@
+import Database
+import Foundation
+
+/// Region lookups and search over the `regions` / `region_names` tables.
+public struct RegionStore: RegionProviding {
+    public let database: PostgresPool
+
+    public init(database: PostgresPool) {
+        self.database = database
+    }
+
+    public func region(id: Int) async throws -> Region? {
+        let rows = try await database.query("SELECT \(raw: Region.columns) FROM regions WHERE id = \(id)")
+        return try rows.first.map(Region.init(row:))
+    }
+
+    public func nearest(lat: Double, lon: Double) async throws -> Region? {
+        let rows = try await database.query(
+            "SELECT \(raw: Region.columns) FROM regions ORDER BY position <-> region_position(\(lat), \(lon)) LIMIT 1"
+        )
+        return try rows.first.map(Region.init(row:))
+    }
+
+    /// Where a page of search results ends: the last region's rank, population and id.
+    public struct Cursor: Sendable, Equatable {
+        /// 0 when the region's own (English or Korean) name matched, 1 when only an alternate name did.
+        public var rank: Int
+        public var population: Int
+        public var id: Int
+
+        public init(rank: Int = 0, population: Int, id: Int) {
+            self.rank = rank
+            self.population = population
+            self.id = id
+        }
+
+        /// Opaque to clients: base64url of `rank:population:id`.
+        public var token: String {
+            Data("\(rank):\(population):\(id)".utf8).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+
+        /// Nil for anything `token` did not produce.
+        public init?(token: String) {
+            guard !token.isEmpty, token.count <= 64, token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
+            var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while base64.count % 4 != 0 { base64 += "=" }
+            guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 3, let rank = Int(parts[0]), let population = Int(parts[1]), let id = Int(parts[2]),
+                (0...1).contains(rank), population >= 0, id > 0
+            else { return nil }
+            self.init(rank: rank, population: population, id: id)
+        }
+    }
+
+    /// Regions with a name starting with `prefix` (after normalization): those whose own English or Korean
+    /// name matches first, then those matching by an alternate name; within each, most populous first (ties
+    /// by id). An empty prefix lists every region, most populous first. Returns the page and the next cursor.
+    public func search(prefix: String, after cursor: Cursor?, limit: Int) async throws -> (regions: [Region], next: Cursor?) {
+        let normalized = RegionName.normalize(prefix)
+        let limit = max(1, min(limit, 100))
+        let fetch = limit + 1
+        let rank = cursor?.rank ?? -1
+        let population = cursor?.population ?? Int.max
+        let id = cursor?.id ?? 0
+        let rows: PostgresRows
+        if normalized.isEmpty {
+            rows = try await database.query("""
+                SELECT \(raw: Region.columns), 0 AS rank FROM regions
+                WHERE population < \(population) OR (population = \(population) AND id > \(id))
+                ORDER BY population DESC, id LIMIT \(fetch)
+                """)
+        } else {
+            let upper = RegionName.upperBound(forPrefix: normalized)
+            // Rank the matching names alone (region_names carries the population), then fetch only one page.
+            rows = try await database.query("""
+                SELECT \(raw: Region.qualifiedColumns), page.rank FROM (
+                    SELECT region_id, rank, population FROM (
+                        SELECT region_id, min(CASE WHEN is_primary THEN 0 ELSE 1 END) AS rank, max(population) AS population
+                        FROM region_names WHERE name >= \(normalized) AND name < \(upper)
+                        GROUP BY region_id
+                    ) AS m
+                    WHERE (rank, -population, region_id) > (\(rank), -\(population), \(id))
+                    ORDER BY rank, population DESC, region_id LIMIT \(fetch)
+                ) AS page
+                JOIN regions ON regions.id = page.region_id
+                ORDER BY page.rank, page.population DESC, page.region_id
+                """)
+        }
+        var regions: [Region] = []
+        var ranks: [Int] = []
+        for row in rows {
+            regions.append(try Region(row: row))
+            ranks.append(try row.decode(Int.self, "rank"))
+        }
+        var next: Cursor?
+        if regions.count > limit {
+            regions.removeLast(regions.count - limit)
+            next = regions.last.map { Cursor(rank: ranks[limit - 1], population: $0.population, id: $0.id) }
+        }
+        return (regions, next)
+    }
+}

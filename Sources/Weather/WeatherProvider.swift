@@ -1,0 +1,7 @@
+/// One upstream weather API. Implementations are stateless apart from their configuration.
+public protocol WeatherProvider: Sendable {
+    /// The `provider` field of the weather object (`open-meteo`, `openweathermap`, `kma`).
+    var name: String { get }
+    /// Fetches the current observation at a region. Throws `ProviderError`.
+    func observe(_ region: Region) async throws -> Observation
+}

@@ -1,0 +1,223 @@
+import Database
+import Foundation
+import Logging
+
+/// Current weather per region, for every caller of the process:
+/// - an in-process cache in front of the `weather_cache` table, which every server instance shares and which
+///   survives restarts; entries are fresh for `ttl`;
+/// - single flight: concurrent requests for one region that is not fresh wait for one refresh, so they make
+///   exactly one upstream call;
+/// - stale-if-error: when the provider fails, the last value (memory or table) is served with `stale: true`
+///   and the provider is not asked again for that region for `failureBackoff`; with nothing cached the call
+///   throws `WeatherError.unavailable`;
+/// - a circuit breaker that stops calling a provider which keeps failing, for `breakerCooldown`.
+public actor WeatherService: WeatherProviding {
+    public struct Configuration: Sendable {
+        public var ttl: TimeInterval = 600
+        public var failureBackoff: TimeInterval = 30
+        public var breakerThreshold: Int = 5
+        public var breakerCooldown: TimeInterval = 30
+
+        public init(ttlSeconds: Int = 600) {
+            self.ttl = TimeInterval(ttlSeconds)
+            self.failureBackoff = min(30, TimeInterval(ttlSeconds))
+        }
+    }
+
+    /// What happened for a request, for metrics and tests.
+    public enum Event: Sendable, Equatable {
+        case memoryHit(regionID: Int)
+        case joinedInFlight(regionID: Int)
+        case databaseHit(regionID: Int)
+        case upstreamCall(regionID: Int)
+        case upstreamFailure(regionID: Int)
+        case servedStale(regionID: Int)
+        case circuitOpen(regionID: Int)
+    }
+
+    private struct Entry {
+        var value: CachedObservation
+        /// Set when `value` is served stale after a failure: do not ask the provider again before this.
+        var retryAt: Date?
+    }
+
+    public nonisolated let provider: (any WeatherProvider)?
+    public nonisolated let configuration: Configuration
+    private let regions: any RegionProviding
+    private let database: PostgresPool
+    private let now: @Sendable () -> Date
+    private let observer: (@Sendable (Event) -> Void)?
+    private let logger: Logger
+
+    private var memory: [Int: Entry] = [:]
+    private var inFlight: [Int: Task<CachedObservation, any Error>] = [:]
+    private var knownRegions: [Int: Region] = [:]
+    private var breaker: CircuitBreaker
+
+    /// `provider` nil is `WEATHER_PROVIDER=none`: weather is always unavailable.
+    public init(
+        provider: (any WeatherProvider)?,
+        regions: any RegionProviding,
+        database: PostgresPool,
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "weatherboard.weather"),
+        now: @escaping @Sendable () -> Date = { Date() },
+        observer: (@Sendable (Event) -> Void)? = nil
+    ) {
+        self.provider = provider
+        self.regions = regions
+        self.database = database
+        self.configuration = configuration
+        self.logger = logger
+        self.now = now
+        self.observer = observer
+        self.breaker = CircuitBreaker(threshold: configuration.breakerThreshold, cooldown: configuration.breakerCooldown)
+    }
+
+    public func currentWeather(regionID: Int, units: Units, language: DisplayLanguage) async throws -> CurrentWeather {
+        try await observation(regionID: regionID).currentWeather(units: units, language: language)
+    }
+
+    /// The cached observation (metric), refreshing it if needed.
+    public func observation(regionID: Int) async throws -> CachedObservation {
+        if let entry = memory[regionID], isServable(entry, at: now()) {
+            observer?(.memoryHit(regionID: regionID))
+            return entry.value
+        }
+        if let task = inFlight[regionID] {
+            observer?(.joinedInFlight(regionID: regionID))
+            return try await task.value
+        }
+        let task = Task { try await self.refresh(regionID: regionID) }
+        inFlight[regionID] = task
+        let result = await task.result
+        inFlight[regionID] = nil
+        return try result.get()
+    }
+
+    /// True while the circuit breaker refuses calls.
+    public var isCircuitOpen: Bool { breaker.isOpen }
+
+    private func isServable(_ entry: Entry, at now: Date) -> Bool {
+        if let retryAt = entry.retryAt { return now < retryAt }
+        return now.timeIntervalSince(entry.value.fetchedAt) < configuration.ttl
+    }
+
+    private func refresh(regionID: Int) async throws -> CachedObservation {
+        let region = try await lookUp(regionID)
+        guard let provider else { throw WeatherError.unavailable("no weather provider is configured") }
+
+        // Another instance (or this one before a restart) may have fetched it.
+        var persisted: CachedObservation?
+        do {
+            persisted = try await loadPersisted(regionID: regionID, provider: provider.name)
+        } catch {
+            logger.warning("weather cache read failed", metadata: ["region": "\(regionID)", "error": "\(error)"])
+        }
+        if let persisted, now().timeIntervalSince(persisted.fetchedAt) < configuration.ttl {
+            observer?(.databaseHit(regionID: regionID))
+            memory[regionID] = Entry(value: persisted, retryAt: nil)
+            return persisted
+        }
+
+        guard breaker.allowsRequest(now: now()) else {
+            observer?(.circuitOpen(regionID: regionID))
+            return try fallback(regionID: regionID, persisted: persisted, reason: "the weather provider is failing; retrying shortly")
+        }
+        observer?(.upstreamCall(regionID: regionID))
+        let observation: Observation
+        do {
+            observation = try await provider.observe(region)
+        } catch {
+            if let error = error as? ProviderError, error.kind == .unsupportedRegion {
+                breaker.recordSuccess()
+            } else {
+                breaker.recordFailure(now: now())
+            }
+            observer?(.upstreamFailure(regionID: regionID))
+            logger.warning("weather provider failed", metadata: ["provider": "\(provider.name)", "region": "\(regionID)", "error": "\(error)"])
+            return try fallback(regionID: regionID, persisted: persisted, reason: "the weather provider failed")
+        }
+        breaker.recordSuccess()
+        let fresh = CachedObservation(regionID: regionID, provider: provider.name, observation: observation, fetchedAt: now())
+        memory[regionID] = Entry(value: fresh, retryAt: nil)
+        do {
+            try await persist(fresh)
+        } catch {
+            logger.warning("weather cache write failed", metadata: ["region": "\(regionID)", "error": "\(error)"])
+        }
+        return fresh
+    }
+
+    /// The last known value, marked stale, or `unavailable`.
+    private func fallback(regionID: Int, persisted: CachedObservation?, reason: String) throws -> CachedObservation {
+        let candidates = [memory[regionID]?.value, persisted].compactMap { $0 }
+        guard var last = candidates.max(by: { $0.fetchedAt < $1.fetchedAt }) else {
+            throw WeatherError.unavailable(reason)
+        }
+        last.stale = true
+        memory[regionID] = Entry(value: last, retryAt: now().addingTimeInterval(configuration.failureBackoff))
+        observer?(.servedStale(regionID: regionID))
+        return last
+    }
+
+    private func lookUp(_ regionID: Int) async throws -> Region {
+        if let region = knownRegions[regionID] { return region }
+        guard let region = try await regions.region(id: regionID) else { throw WeatherError.unknownRegion(regionID) }
+        knownRegions[regionID] = region
+        return region
+    }
+
+    // MARK: The shared table
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        return encoder
+    }()
+
+    private static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }()
+
+    private func loadPersisted(regionID: Int, provider: String) async throws -> CachedObservation? {
+        let rows = try await database.query(
+            "SELECT observation::text AS observation, fetched_at FROM weather_cache WHERE region_id = \(regionID) AND provider = \(provider)"
+        )
+        guard let row = rows.first else { return nil }
+        let json = try row.decode(String.self, "observation")
+        guard let observation = try? Self.decoder.decode(Observation.self, from: Data(json.utf8)) else { return nil }
+        return CachedObservation(regionID: regionID, provider: provider, observation: observation, fetchedAt: try row.decode(Date.self, "fetched_at"))
+    }
+
+    private func persist(_ value: CachedObservation) async throws {
+        let json = String(decoding: try Self.encoder.encode(value.observation), as: UTF8.self)
+        try await database.execute("""
+            INSERT INTO weather_cache (region_id, provider, observation, fetched_at)
+            VALUES (\(value.regionID), \(value.provider), \(json)::jsonb, \(value.fetchedAt))
+            ON CONFLICT (region_id, provider) DO UPDATE SET observation = excluded.observation, fetched_at = excluded.fetched_at
+            WHERE weather_cache.fetched_at < excluded.fetched_at
+            """)
+    }
+}
+
+extension WeatherService {
+    /// The provider `WEATHER_PROVIDER` names (`open-meteo`, `openweathermap`, `kma`; nil for `none`).
+    public static func provider(
+        named name: String,
+        baseURL: String?,
+        openWeatherMapAPIKey: String?,
+        kmaServiceKey: String?,
+        http: ProviderHTTP = ProviderHTTP(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) -> (any WeatherProvider)? {
+        switch name {
+        case "open-meteo": return OpenMeteoProvider(baseURL: baseURL, http: http)
+        case "openweathermap": return OpenWeatherMapProvider(apiKey: openWeatherMapAPIKey ?? "", baseURL: baseURL, http: http)
+        case "kma": return KMAProvider(serviceKey: kmaServiceKey ?? "", baseURL: baseURL, http: http, now: now)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Database
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Weather
+import WeatherboardAPI
+
+/// CONTRACT §6: region search, nearest region, a region, and its current weather.
+struct RegionsController {
+    let regions: RegionStore
+    let weather: any WeatherProviding
+    let encodedWeather = EncodedWeatherCache()
+
+    var endpoints: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        routes.get("regions", use: search)
+        routes.get("regions/nearest", use: nearest)
+        routes.get("regions/:id", use: show)
+        routes.get("regions/:id/weather", use: currentWeather)
+        return routes
+    }
+
+    /// `GET /v1/regions?q=&limit=&cursor=`: prefix search on normalized names, most populous first.
+    /// Without `q` (or with an empty one) it lists every region, most populous first.
+    @Sendable func search(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        let q = query.get("q").map { $0.replacingOccurrences(of: "+", with: " ") } ?? ""
+        guard q.count <= 100 else { throw APIError.badRequest("q is longer than 100 characters") }
+        let limit = try Self.limit(query.get("limit"))
+        var cursor: RegionStore.Cursor?
+        if let token = query.get("cursor"), !token.isEmpty {
+            guard let parsed = RegionStore.Cursor(token: token) else { throw APIError.badRequest("cursor is not valid") }
+            cursor = parsed
+        }
+        let language = Self.language(request)
+        let page = try await regions.search(prefix: q, after: cursor, limit: limit)
+        return try Self.json(Page(items: page.regions.map { $0.resource(in: language) }, nextCursor: page.next?.token))
+    }
+
+    /// `GET /v1/regions/nearest?lat=&lon=`.
+    @Sendable func nearest(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        let lat = try Self.coordinate(query.get("lat"), name: "lat", range: -90...90)
+        let lon = try Self.coordinate(query.get("lon"), name: "lon", range: -180...180)
+        guard let region = try await regions.nearest(lat: lat, lon: lon) else { throw APIError.notFound("region") }
+        return try Self.json(region.resource(in: Self.language(request)))
+    }
+
+    /// `GET /v1/regions/{id}`.
+    @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
+        guard let id = Self.regionID(context), let region = try await regions.region(id: id) else { throw APIError.notFound("region") }
+        return try Self.json(region.resource(in: Self.language(request)))
+    }
+
+    /// `GET /v1/regions/{id}/weather?units=metric|imperial`.
+    @Sendable func currentWeather(_ request: Request, context: AppRequestContext) async throws -> Response {
+        guard let id = Self.regionID(context) else { throw APIError.notFound("region") }
+        guard let units = Units(query: request.uri.queryParameters.get("units")) else {
+            throw APIError.badRequest("units must be metric or imperial")
+        }
+        let language = Self.language(request)
+        do {
+            let current = try await weather.currentWeather(regionID: id, units: units, language: language)
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/json; charset=utf-8"],
+                body: .init(byteBuffer: try encodedWeather.body(for: current, language: language))
+            )
+        } catch let error as WeatherError {
+            switch error {
+            case .unknownRegion: throw APIError.notFound("region")
+            case .unavailable(let reason): throw APIError(.serviceUnavailable, "weather_unavailable", reason)
+            }
+        }
+    }
+
+    // MARK: Parameters
+
+    /// Ids are decimal geonameids; anything else cannot name a region (404, not 400).
+    static func regionID(_ context: AppRequestContext) -> Int? {
+        guard let text = context.parameters.get("id"), !text.isEmpty, text.count <= 18,
+            text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let id = Int(text), id > 0
+        else { return nil }
+        return id
+    }
+
+    static func limit(_ raw: String?) throws -> Int {
+        guard let raw else { return 20 }
+        guard let value = Int(raw), value >= 1 else { throw APIError.badRequest("limit must be a positive integer") }
+        return min(value, 100)
+    }
+
+    static func coordinate(_ raw: String?, name: String, range: ClosedRange<Double>) throws -> Double {
+        guard let raw, !raw.isEmpty else { throw APIError.badRequest("\(name) is required") }
+        guard let value = Double(raw), value.isFinite, range.contains(value) else {
+            throw APIError.badRequest("\(name) must be a number in \(Int(range.lowerBound))...\(Int(range.upperBound))")
+        }
+        return value
+    }
+
+    static func language(_ request: Request) -> DisplayLanguage {
+        DisplayLanguage(acceptLanguage: request.headers[.acceptLanguage])
+    }
+
+    static func json(_ value: some Encodable) throws -> Response {
+        let data = try JSONCoding.encoder.encode(value)
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+}

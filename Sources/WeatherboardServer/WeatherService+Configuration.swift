@@ -1,0 +1,22 @@
+import Database
+import Logging
+import Weather
+
+extension WeatherService {
+    /// The weather service `WEATHER_PROVIDER`, `WEATHER_BASE_URL`, the provider keys and `WEATHER_TTL_SECONDS` describe.
+    public static func make(configuration: AppConfiguration, regions: RegionStore, database: PostgresPool, logger: Logger) -> WeatherService {
+        let provider = provider(
+            named: configuration.weatherProvider,
+            baseURL: configuration.weatherBaseURL,
+            openWeatherMapAPIKey: configuration.openWeatherMapAPIKey,
+            kmaServiceKey: configuration.kmaServiceKey
+        )
+        return WeatherService(
+            provider: provider,
+            regions: regions,
+            database: database,
+            configuration: .init(ttlSeconds: configuration.weatherTTLSeconds),
+            logger: logger
+        )
+    }
+}
