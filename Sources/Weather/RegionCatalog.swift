@@ -26,7 +26,10 @@ public enum RegionCatalog {
     public static func load(file: URL, on pool: PostgresPool, logger: Logger) async throws -> Outcome {
         let path = file.path
         return try await pool.withConnection(timeoutMilliseconds: 120_000) { connection in
-            let compressed = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw PostgresError(kind: .decoding, message: "the region catalog \(path) is missing or unreadable (regenerate it with deploy/regions/generate.py)")
+            }
+            let compressed = Array(data)
             let checksum = fnv1a64(compressed)
             try connection.simpleQuery("SET statement_timeout = 0")
             defer { try? connection.simpleQuery("RESET statement_timeout") }

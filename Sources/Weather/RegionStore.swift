@@ -2,16 +2,29 @@ import Database
 import Foundation
 
 /// Region lookups and search over the `regions` / `region_names` tables.
+///
+/// The catalog is static between `weatherboard migrate` runs, so found regions and search pages are kept in
+/// process for five minutes (bounded); unknown ids and nearest-region lookups always ask the database.
 public struct RegionStore: RegionProviding {
     public let database: PostgresPool
+    private let regionsByID = RegionCache<Region>(capacity: 50_000)
+    private let searches = RegionCache<SearchPage>(capacity: 10_000)
 
     public init(database: PostgresPool) {
         self.database = database
     }
 
     public func region(id: Int) async throws -> Region? {
+        if let cached = regionsByID.value(for: String(id)) { return cached }
         let rows = try await database.query("SELECT \(raw: Region.columns) FROM regions WHERE id = \(id)")
-        return try rows.first.map(Region.init(row:))
+        guard let region = try rows.first.map(Region.init(row:)) else { return nil }
+        regionsByID.store(region, for: String(id))
+        return region
+    }
+
+    struct SearchPage: Sendable {
+        var regions: [Region]
+        var next: Cursor?
     }
 
     public func nearest(lat: Double, lon: Double) async throws -> Region? {
@@ -61,6 +74,14 @@ public struct RegionStore: RegionProviding {
     public func search(prefix: String, after cursor: Cursor?, limit: Int) async throws -> (regions: [Region], next: Cursor?) {
         let normalized = RegionName.normalize(prefix)
         let limit = max(1, min(limit, 100))
+        let key = "\(limit)\u{0}\(cursor?.token ?? "")\u{0}\(normalized)"
+        if let cached = searches.value(for: key) { return (cached.regions, cached.next) }
+        let page = try await searchDatabase(normalized: normalized, after: cursor, limit: limit)
+        searches.store(SearchPage(regions: page.regions, next: page.next), for: key)
+        return page
+    }
+
+    private func searchDatabase(normalized: String, after cursor: Cursor?, limit: Int) async throws -> (regions: [Region], next: Cursor?) {
         let fetch = limit + 1
         let rank = cursor?.rank ?? -1
         let population = cursor?.population ?? Int.max
