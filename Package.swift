@@ -72,7 +72,6 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            exclude: ["openapi-weather.fragment.yaml"],
             resources: [.copy("openapi.yaml")],
             swiftSettings: swiftSettings
         ),

@@ -197,7 +197,7 @@ extension WeatherResponse: JSONWritable {
         w.key("observedAt")
         w.date(observedAt)
         w.key("pressure")
-        w.double(pressure)
+        if let pressure { w.double(pressure) } else { w.raw("null") }
         w.key("provider")
         w.string(provider)
         w.key("regionId")

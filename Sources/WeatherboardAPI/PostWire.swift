@@ -123,7 +123,8 @@ public struct WeatherResponse: Codable, Sendable, Equatable {
     public var temperature: Double
     public var feelsLike: Double
     public var humidity: Double
-    public var pressure: Double
+    /// Sea-level hPa; `null` only with the `kma` provider, which does not report pressure.
+    public var pressure: Double?
     public var windSpeed: Double
     public var uvIndex: Double?
     public var cloudiness: Double
@@ -135,7 +136,7 @@ public struct WeatherResponse: Codable, Sendable, Equatable {
 
     public init(
         regionId: String, weatherType: String, description: String, temperature: Double, feelsLike: Double, humidity: Double,
-        pressure: Double, windSpeed: Double, uvIndex: Double?, cloudiness: Double, observedAt: Date, fetchedAt: Date,
+        pressure: Double?, windSpeed: Double, uvIndex: Double?, cloudiness: Double, observedAt: Date, fetchedAt: Date,
         provider: String, stale: Bool, units: String
     ) {
         self.regionId = regionId

@@ -3,6 +3,7 @@ import Foundation
 import Metrics
 import NIOCore
 import Prometheus
+import Weather
 
 /// The application's metrics, recorded through swift-metrics into this app's own Prometheus registry
 /// (so two apps in one process, as in the tests, never mix their numbers), and served at `/metrics`.
@@ -38,6 +39,34 @@ public final class AppMetrics: Sendable {
     }
 
     private let requestHandles = HandleCache<RequestKey, (Metrics.Counter, Metrics.Timer, Metrics.Counter?)>()
+
+    /// Weather cache and provider events: `weather_cache_hits_total{layer}`, `weather_cache_misses_total`,
+    /// `weather_upstream_calls_total`, `weather_upstream_failures_total`, `weather_served_stale_total`,
+    /// `weather_circuit_open_total` (calls refused while the breaker is open) and the gauge `weather_circuit_open`.
+    @Sendable func recordWeather(_ event: WeatherService.Event) {
+        let (label, dimensions): (String, [(String, String)])
+        switch event {
+        case .memoryHit: (label, dimensions) = ("weather_cache_hits_total", [("layer", "memory")])
+        case .joinedInFlight: (label, dimensions) = ("weather_cache_hits_total", [("layer", "in_flight")])
+        case .databaseHit: (label, dimensions) = ("weather_cache_hits_total", [("layer", "database")])
+        case .upstreamCall: (label, dimensions) = ("weather_upstream_calls_total", [])
+        case .upstreamFailure: (label, dimensions) = ("weather_upstream_failures_total", [])
+        case .servedStale: (label, dimensions) = ("weather_served_stale_total", [])
+        case .circuitOpen: (label, dimensions) = ("weather_circuit_open_total", [])
+        }
+        weatherHandles.get(label + (dimensions.first?.1 ?? "")) { Counter(label: label, dimensions: dimensions, factory: factory) }.increment()
+        switch event {
+        case .upstreamCall:
+            weatherHandles.get("weather_cache_misses_total") { Counter(label: "weather_cache_misses_total", factory: factory) }.increment()
+            setGauge("weather_circuit_open", to: 0)
+        case .circuitOpen:
+            setGauge("weather_circuit_open", to: 1)
+        default:
+            break
+        }
+    }
+
+    private let weatherHandles = HandleCache<String, Metrics.Counter>()
 
     /// A cumulative count read from elsewhere (the pool, the weather cache), exported as a counter.
     public func setTotal(_ label: String, dimensions: [(String, String)] = [], to value: Int) {

@@ -14,7 +14,7 @@ public struct AppDependencies: Sendable {
     public let accounts: AccountService
     public let posts: PostService
     public let moderation: ModerationService
-    public let metrics = AppMetrics()
+    public let metrics: AppMetrics
     /// Region lookups and search (CONTRACT §6).
     public let regions: RegionStore
     /// Cached current weather per region (CONTRACT §6); the feed and `include=weather` use it too.
@@ -22,9 +22,10 @@ public struct AppDependencies: Sendable {
 
     public init(
         database: PostgresPool, hasher: PasswordHasher, rateLimiter: any RateLimiter, reportPolicy: ReportPolicy = ReportPolicy(),
-        regions: RegionStore? = nil, weather: (any WeatherProviding)? = nil
+        regions: RegionStore? = nil, weather: (any WeatherProviding)? = nil, metrics: AppMetrics = AppMetrics()
     ) {
         self.database = database
+        self.metrics = metrics
         self.hasher = hasher
         self.rateLimiter = rateLimiter
         self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter)
@@ -48,13 +49,15 @@ public struct AppDependencies: Sendable {
         )
         let rateLimiter: any RateLimiter = configuration.rateLimitsEnabled ? PostgresRateLimiter(database: pool) : UnlimitedRateLimiter()
         let regions = RegionStore(database: pool)
+        let metrics = AppMetrics()
         return AppDependencies(
             database: pool,
             hasher: PasswordHasher(threads: configuration.passwordHashThreads),
             rateLimiter: rateLimiter,
             reportPolicy: ReportPolicy(hideThreshold: configuration.reportHideThreshold, trustAgeSeconds: configuration.reportTrustAgeSeconds),
             regions: regions,
-            weather: WeatherService.make(configuration: configuration, regions: regions, database: pool, logger: logger)
+            weather: WeatherService.make(configuration: configuration, regions: regions, database: pool, logger: logger, observer: metrics.recordWeather),
+            metrics: metrics
         )
     }
 }
@@ -88,7 +91,8 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
         .add(middleware: AuthenticationMiddleware(accounts: dependencies.accounts, clientAddress: ClientAddress(trustedProxies: configuration.trustedProxies)))
     api.addRoutes(VocabularyController().endpoints)
     api.addRoutes(AccountsController(accounts: dependencies.accounts, posts: dependencies.posts).endpoints)
-    api.addRoutes(PostsController(posts: dependencies.posts, moderation: dependencies.moderation).endpoints)
+    api.addRoutes(PostsController(posts: dependencies.posts, moderation: dependencies.moderation, weather: dependencies.weather).endpoints)
+    api.addRoutes(FeedController(posts: dependencies.posts, regions: dependencies.regions, weather: dependencies.weather).endpoints)
     api.addRoutes(ModerationController(moderation: dependencies.moderation, posts: dependencies.posts).endpoints)
     api.addRoutes(RegionsController(regions: dependencies.regions, weather: dependencies.weather).endpoints)
     return router

@@ -1,11 +1,13 @@
 import Board
 import Hummingbird
+import Weather
 import WeatherboardAPI
 
 /// CONTRACT §4: posts.
 struct PostsController {
     let posts: PostService
     let moderation: ModerationService
+    let weather: any WeatherProviding
 
     var endpoints: RouteCollection<AppRequestContext> {
         let routes = RouteCollection(context: AppRequestContext.self)
@@ -36,7 +38,10 @@ struct PostsController {
     }
 
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
-        _ = try request.includes(allowed: ["weather"])
+        let includeWeather = try request.includes(allowed: ["weather"]).contains("weather")
+        guard let units = Units(query: request.uri.queryParameters.get("units")) else {
+            throw APIError.badRequest("units must be metric or imperial")
+        }
         let query = PostQuery(
             weatherType: try request.queryValue("weatherType", as: WeatherType.self) { $0 != .unknown },
             category: try request.queryValue("category", as: Category.self),
@@ -48,7 +53,13 @@ struct PostsController {
         let viewer = context.viewer
         let page = try await posts.list(query, viewer: viewer)
         let language = request.language
-        return try jsonResponse(Page(items: page.posts.map { PostResponse($0, viewer: viewer, language: language) }, nextCursor: page.nextCursor))
+        var items = page.posts.map { PostResponse($0, viewer: viewer, language: language) }
+        if includeWeather {
+            items = await WeatherAttacher(weather: weather).attach(
+                to: items, units: units, language: DisplayLanguage(acceptLanguage: request.headers[.acceptLanguage])
+            )
+        }
+        return try jsonResponse(Page(items: items, nextCursor: page.nextCursor))
     }
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {

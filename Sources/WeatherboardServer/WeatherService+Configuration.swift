@@ -4,7 +4,9 @@ import Weather
 
 extension WeatherService {
     /// The weather service `WEATHER_PROVIDER`, `WEATHER_BASE_URL`, the provider keys and `WEATHER_TTL_SECONDS` describe.
-    public static func make(configuration: AppConfiguration, regions: RegionStore, database: PostgresPool, logger: Logger) -> WeatherService {
+    public static func make(
+        configuration: AppConfiguration, regions: RegionStore, database: PostgresPool, logger: Logger, observer: (@Sendable (Event) -> Void)? = nil
+    ) -> WeatherService {
         let provider = provider(
             named: configuration.weatherProvider,
             baseURL: configuration.weatherBaseURL,
@@ -16,7 +18,8 @@ extension WeatherService {
             regions: regions,
             database: database,
             configuration: .init(ttlSeconds: configuration.weatherTTLSeconds),
-            logger: logger
+            logger: logger,
+            observer: observer
         )
     }
 }

@@ -23,10 +23,19 @@ fi
 export DATABASE_URL="$("$ROOT/deploy/local-postgres.sh" url "$DB")"
 "$BIN" migrate >/dev/null
 
+# A fake open-meteo on loopback, so weather routes answer (and its failures are tested in the swift tests).
+FAKE_PORT="${CONFORMANCE_FAKE_WEATHER_PORT:-18384}"
+python3 "$ROOT/bench/fake_weather.py" "$FAKE_PORT" 0 >/dev/null &
+FAKE=$!
 LOG="$(mktemp)"
-PORT="$PORT" RATE_LIMITS=off LOG_LEVEL=warning WEATHER_PROVIDER=none "$BIN" serve 2>"$LOG" &
+PORT="$PORT" RATE_LIMITS=off LOG_LEVEL=warning WEATHER_PROVIDER=open-meteo WEATHER_BASE_URL="http://127.0.0.1:$FAKE_PORT" "$BIN" serve 2>"$LOG" &
 SERVER=$!
-cleanup() { kill -TERM "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; "$ROOT/deploy/local-postgres.sh" dropdb "$DB" >/dev/null || true; }
+cleanup() {
+  kill -TERM "$SERVER" "$FAKE" 2>/dev/null || true
+  wait "$SERVER" 2>/dev/null || true
+  cd "$ROOT"
+  "$ROOT/deploy/local-postgres.sh" dropdb "$DB" >/dev/null || true
+}
 trap cleanup EXIT
 BASE="http://127.0.0.1:$PORT"
 for _ in $(seq 1 200); do curl -fsS "$BASE/healthz" >/dev/null 2>&1 && break; sleep 0.05; done

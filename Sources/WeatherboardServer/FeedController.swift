@@ -1,0 +1,94 @@
+import Board
+import Foundation
+import Hummingbird
+import Weather
+import WeatherboardAPI
+
+/// `GET /v1/feed?regionId=` or `?lat=&lon=`: the region, its current weather, and the posts tagged with that
+/// weather type, from every region (or only the region's own with `regionOnly=true`), newest first.
+struct FeedController {
+    let posts: PostService
+    let regions: RegionStore
+    let weather: any WeatherProviding
+
+    var endpoints: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        routes.get("feed", use: feed)
+        return routes
+    }
+
+    struct FeedResponse: Encodable {
+        var region: RegionResource
+        var currentWeather: WeatherResponse
+        var items: [PostResponse]
+        var nextCursor: String?
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(region, forKey: .region)
+            try c.encode(currentWeather, forKey: .currentWeather)
+            try c.encode(items, forKey: .items)
+            try c.encode(nextCursor, forKey: .nextCursor)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case region, currentWeather, items, nextCursor
+        }
+    }
+
+    @Sendable func feed(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let parameters = request.uri.queryParameters
+        let includeWeather = try request.includes(allowed: ["weather"]).contains("weather")
+        guard let units = Units(query: parameters.get("units")) else { throw APIError.badRequest("units must be metric or imperial") }
+        let regionOnly: Bool
+        switch parameters.get("regionOnly") {
+        case nil, "false": regionOnly = false
+        case "true": regionOnly = true
+        default: throw APIError.badRequest("regionOnly must be true or false")
+        }
+        let limit = try request.pageLimit()
+        let cursor = try request.cursor()
+        let language = DisplayLanguage(acceptLanguage: request.headers[.acceptLanguage])
+
+        let region: Region
+        if let rawID = parameters.get("regionId") {
+            guard parameters.get("lat") == nil, parameters.get("lon") == nil else {
+                throw APIError.badRequest("give regionId or lat and lon, not both")
+            }
+            guard let id = Int(rawID), id > 0, let found = try await regions.region(id: id) else { throw APIError.notFound("region") }
+            region = found
+        } else if parameters.get("lat") != nil || parameters.get("lon") != nil {
+            let lat = try RegionsController.coordinate(parameters.get("lat"), name: "lat", range: -90...90)
+            let lon = try RegionsController.coordinate(parameters.get("lon"), name: "lon", range: -180...180)
+            guard let nearest = try await regions.nearest(lat: lat, lon: lon) else { throw APIError.notFound("region") }
+            region = nearest
+        } else {
+            throw APIError.badRequest("regionId, or lat and lon, is required")
+        }
+
+        let current: CurrentWeather
+        do {
+            current = try await weather.currentWeather(regionID: region.id, units: units, language: language)
+        } catch let error as WeatherError {
+            throw APIError(error)
+        }
+        let viewer = context.viewer
+        let boardLanguage = Board.Language(acceptLanguage: request.headers[.acceptLanguage])
+        var items: [PostResponse] = []
+        var nextCursor: String?
+        // `unknown` weather matches no post (posts never carry it).
+        if let weatherType = Board.WeatherType(rawValue: current.weatherType.rawValue), weatherType != .unknown {
+            let page = try await posts.list(
+                PostQuery(weatherType: weatherType, regionID: regionOnly ? region.id : nil, before: cursor, limit: limit), viewer: viewer
+            )
+            items = page.posts.map { PostResponse($0, viewer: viewer, language: boardLanguage) }
+            nextCursor = page.nextCursor
+        }
+        if includeWeather {
+            items = await WeatherAttacher(weather: weather).attach(to: items, units: units, language: language)
+        }
+        return try jsonResponse(
+            FeedResponse(region: region.resource(in: language), currentWeather: WeatherResponse(current), items: items, nextCursor: nextCursor)
+        )
+    }
+}
