@@ -165,6 +165,13 @@ queue_lua = lua("queue", f'wrk.headers["Authorization"] = "Bearer {mod["token"]}
 open_reports = psql("SELECT count(*) FROM reports WHERE status = 'open'")
 queue = route(f"GET /v1/moderation/queue ({open_reports} open)", "/v1/moderation/queue", script=queue_lua)
 
+# ---- weather and regions (bench/weather.sh: a second instance against a fake open-meteo) -----------------
+print("==> weather and regions", file=sys.stderr, flush=True)
+weather_run = subprocess.run(["bash", os.path.join(ROOT, "bench", "weather.sh")], capture_output=True, text=True,
+                             env=dict(os.environ, BASE_URL=BASE, DATABASE_URL=URL, SERVER_PID=str(server.pid), WEATHER_BENCH_DURATION=str(DURATION)))
+weather_lines = weather_run.stdout.strip()
+print(weather_lines or weather_run.stderr[-2000:], file=sys.stderr, flush=True)
+
 # ---- scale: the list at 10k and at 1M posts ----------------------------------------------------------
 scale = {}
 def list_latency(label):
@@ -212,6 +219,11 @@ if "1M" in scale:
     a, b = scale["10k"], scale["1M"]
     print(f"- list `weatherType=rain` at 10k posts: p50 {a['p50']:.2f} ms, p99 {a['p99']:.2f} ms; at 1M: p50 {b['p50']:.2f} ms, p99 {b['p99']:.2f} ms "
           f"(×{b['p50']/a['p50']:.2f} p50, ×{b['p99']/a['p99']:.2f} p99)")
+print()
+print("Weather and regions (bench/weather.sh, exit %d):" % weather_run.returncode)
+print("```")
+print(weather_lines)
+print("```")
 errors = sum(r["non2xx"] for r in rows)
 print(f"- non-2xx responses during the route runs: {errors}; server exit code after SIGTERM: {code}")
 json.dump({"rows": [{k: v for k, v in r.items() if k != "raw"} for r in rows], "login": {k: v for k, v in login.items() if k != "raw"},
