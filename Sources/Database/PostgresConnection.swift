@@ -31,7 +31,12 @@ public final class PostgresConnection {
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
         let timeout = max(0, statementTimeoutMilliseconds)
         // Session settings every query relies on: UTC ISO timestamps and the statement timeout.
-        try simpleQuery("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET statement_timeout = \(timeout); SET lock_timeout = \(timeout)")
+        // Generic plans: every statement is prepared once and written so its generic plan is index-driven
+        // (see PostgresPostStore.order); with `auto`, a `LIMIT $n` made PostgreSQL re-plan every execution,
+        // which cost three times the execution itself.
+        try simpleQuery(
+            "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET statement_timeout = \(timeout); SET lock_timeout = \(timeout); SET plan_cache_mode = force_generic_plan"
+        )
     }
 
     deinit {

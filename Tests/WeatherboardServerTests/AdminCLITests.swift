@@ -146,7 +146,10 @@ struct AdminCLITests {
 
             // The queue no longer lists it; a plain-lines review with only `q` quits cleanly.
             let queue = try await cli.run(["queue", "--json", "--limit", "1000"])
-            #expect(!queue.stdout.contains("\"id\":\"\(postID)\""))
+            let page = try JSONSerialization.jsonObject(with: Data(queue.stdout.utf8)) as? [String: Any]
+            let queuedPosts = (page?["items"] as? [[String: Any]] ?? []).compactMap { ($0["post"] as? [String: Any])?["id"] as? String }
+            #expect(page != nil)
+            #expect(!queuedPosts.contains(postID))
             let quit = try await cli.run(["review"], stdin: "q\n")
             #expect(quit.status == 0, "review q: \(quit)")
 

@@ -54,7 +54,7 @@ struct FoundationTests {
             #expect(text.contains(#"http_requests_total{method="GET",route="/readyz",status="200"} 1"#))
             #expect(text.contains(#"route="/v1/posts/{id}",status="404""#))
             #expect(text.contains("http_request_duration_seconds_bucket"))
-            #expect(text.contains("db_pool_size 2") || text.contains("db_pool_size 8"))
+            #expect(text.contains("db_pool_size 4"))
             #expect(text.contains("db_pool_connections_in_use"))
         }
     }

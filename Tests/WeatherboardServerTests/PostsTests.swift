@@ -96,7 +96,7 @@ struct PostsTests {
             let account = try await server.anonymousAccount()
             let response = try await server.json(
                 "POST", "/v1/posts", token: account.token,
-                ["weatherType": "mist", "category": "activity", "body": "해운대 안개", "location": ["lat": 35.16, "lon": 129.16]]
+                ["weatherType": "mist", "category": "activity", "body": "해운대 안개", "location": ["lat": 35.1028, "lon": 129.0403]]
             )
             #expect(response.status == 201)
             #expect((response.object["region"] as? [String: Any])?["id"] as? String == "1838524")

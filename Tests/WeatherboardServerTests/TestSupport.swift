@@ -6,6 +6,7 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 import Testing
+import Weather
 import WeatherboardServer
 
 /// The throwaway database that `deploy/dev test` creates, migrated once per test process.
@@ -22,11 +23,13 @@ enum TestDatabase {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("sql")
 
-    /// Runs the real migrations once; every server test awaits it.
+    /// Runs the real migrations and loads the region catalog once, as `weatherboard migrate` does, before
+    /// any server starts (loading it while tests write posts would make them wait on region row locks).
     static let migrated: Task<Void, any Error> = Task {
         let pool = PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: 1, statementTimeoutMilliseconds: 0))
         defer { pool.shutdown() }
         _ = try await Migrator(directory: sqlDirectory).run(on: pool, logger: testLogger)
+        _ = try await RegionCatalog.load(file: RegionCatalog.file(inMigrationsDirectory: sqlDirectory), on: pool, logger: testLogger)
     }
 
     static func pool(size: Int = 2) -> PostgresPool {
@@ -111,6 +114,7 @@ func withTestServer<T: Sendable>(
     configuration.databaseURL = TestDatabase.url
     configuration.weatherProvider = "none"
     configuration.trustedProxies = ["127.0.0.1"]
+    configuration.dbPoolSize = 4  // dozens of servers run at once in the suite
     configure(&configuration)
     let dependencies = dependencies ?? AppDependencies.make(configuration: configuration, logger: testLogger)
     let (ports, portContinuation) = AsyncStream<Int>.makeStream()
