@@ -77,7 +77,8 @@ CONF
 start() {
   init_cluster
   if ! running; then
-    as_owner "$PGBIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 start >/dev/null
+    # The port is given at start (not only at init), so WB_PG_PORT always applies.
+    as_owner "$PGBIN/pg_ctl" -D "$DATA" -l "$LOG" -o "-p $PORT" -w -t 60 start >/dev/null
   fi
   # The application role and database (idempotent).
   local pw; pw="$(cat "$PWFILE")"
