@@ -27,19 +27,6 @@ public struct Region: Sendable, Equatable, Hashable {
         language == .ko ? (nameKo ?? nameEn) : nameEn
     }
 
-    /// The contract's region object.
-    public func resource(in language: DisplayLanguage) -> RegionResource {
-        RegionResource(
-            id: String(id),
-            name: name(in: language),
-            names: .init(ko: nameKo, en: nameEn),
-            countryCode: countryCode,
-            lat: lat,
-            lon: lon,
-            timezone: timezone
-        )
-    }
-
     /// The columns `init(row:)` reads.
     static let columns = "id, name_en, name_ko, country_code, lat, lon, timezone, population"
     /// The same, qualified with the table name, for joins.
@@ -57,20 +44,4 @@ public struct Region: Sendable, Equatable, Hashable {
             population: try row.decode(Int.self, "population")
         )
     }
-}
-
-/// `{id, name, names: {ko?, en}, countryCode, lat, lon, timezone}` (CONTRACT §6).
-public struct RegionResource: Codable, Sendable, Equatable {
-    public struct Names: Codable, Sendable, Equatable {
-        public var ko: String?
-        public var en: String
-    }
-
-    public var id: String
-    public var name: String
-    public var names: Names
-    public var countryCode: String
-    public var lat: Double
-    public var lon: Double
-    public var timezone: String
 }

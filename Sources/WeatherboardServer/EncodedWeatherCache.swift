@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import Synchronization
 import Weather
+import WeatherboardAPI
 
 /// The JSON of the last weather answer per region, units and language, reused while the weather service
 /// returns the same observation (same `fetchedAt` and `stale`): the cached route then costs no encoding.
@@ -26,7 +27,9 @@ final class EncodedWeatherCache: Sendable {
         if let entry = entries.withLock({ $0[key] }), entry.fetchedAt == weather.fetchedAt, entry.stale == weather.stale {
             return entry.body
         }
-        let body = ByteBuffer(bytes: try JSONCoding.encoder.encode(weather))
+        var writer = JSONWriter(capacity: 512)
+        WeatherResponse(weather).write(to: &writer)
+        let body = ByteBuffer(bytes: writer.bytes)
         entries.withLock { $0[key] = Entry(fetchedAt: weather.fetchedAt, stale: weather.stale, body: body) }
         return body
     }

@@ -18,7 +18,7 @@ struct FeedController {
     }
 
     struct FeedResponse: Encodable {
-        var region: RegionResource
+        var region: RegionResponse
         var currentWeather: WeatherResponse
         var items: [PostResponse]
         var nextCursor: String?
@@ -88,7 +88,7 @@ struct FeedController {
             items = await WeatherAttacher(weather: weather).attach(to: items, units: units, language: language)
         }
         return try jsonResponse(
-            FeedResponse(region: region.resource(in: language), currentWeather: WeatherResponse(current), items: items, nextCursor: nextCursor)
+            FeedResponse(region: RegionResponse(region, language: language), currentWeather: WeatherResponse(current), items: items, nextCursor: nextCursor)
         )
     }
 }

@@ -35,7 +35,7 @@ struct RegionsController {
         }
         let language = Self.language(request)
         let page = try await regions.search(prefix: q, after: cursor, limit: limit)
-        return try Self.json(Page(items: page.regions.map { $0.resource(in: language) }, nextCursor: page.next?.token))
+        return try Self.json(Page(items: page.regions.map { RegionResponse($0, language: language) }, nextCursor: page.next?.token))
     }
 
     /// `GET /v1/regions/nearest?lat=&lon=`.
@@ -44,13 +44,13 @@ struct RegionsController {
         let lat = try Self.coordinate(query.get("lat"), name: "lat", range: -90...90)
         let lon = try Self.coordinate(query.get("lon"), name: "lon", range: -180...180)
         guard let region = try await regions.nearest(lat: lat, lon: lon) else { throw APIError.notFound("region") }
-        return try Self.json(region.resource(in: Self.language(request)))
+        return try Self.json(RegionResponse(region, language: Self.language(request)))
     }
 
     /// `GET /v1/regions/{id}`.
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         guard let id = Self.regionID(context), let region = try await regions.region(id: id) else { throw APIError.notFound("region") }
-        return try Self.json(region.resource(in: Self.language(request)))
+        return try Self.json(RegionResponse(region, language: Self.language(request)))
     }
 
     /// `GET /v1/regions/{id}/weather?units=metric|imperial`.

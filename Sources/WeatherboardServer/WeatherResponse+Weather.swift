@@ -13,6 +13,15 @@ extension WeatherResponse {
     }
 }
 
+extension RegionResponse {
+    init(_ region: Region, language: DisplayLanguage) {
+        self.init(
+            id: String(region.id), name: region.name(in: language), names: .init(ko: region.nameKo, en: region.nameEn),
+            countryCode: region.countryCode, lat: region.lat, lon: region.lon, timezone: region.timezone
+        )
+    }
+}
+
 extension APIError {
     init(_ error: WeatherError) {
         switch error {
