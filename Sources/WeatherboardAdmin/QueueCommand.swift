@@ -7,37 +7,14 @@ struct QueueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "queue", abstract: "List posts with open reports, oldest report first.")
 
     @OptionGroup var options: GlobalOptions
-
-    @Option(name: .long, help: "How many posts to list.")
-    var limit = 20
-
-    @Option(name: .long, help: "Continue after this cursor (a previous page's nextCursor).")
-    var cursor: String?
-
-    @Flag(name: .long, help: "Print the page as JSON: {\"items\": [...], \"nextCursor\": ...}.")
-    var json = false
-
-    func validate() throws {
-        guard limit > 0 else { throw ValidationError("--limit must be at least 1") }
-    }
+    @OptionGroup var listing: ListingOptions
 
     mutating func run() async throws {
-        let (options, limit, cursor, json) = (options, limit, cursor, json)
+        let (options, listing) = (options, listing)
         try await CommandRunner.run {
             let client = try AdminSession.client(options)
-            let result = try await client.collect(limit: limit, cursor: cursor) { try await client.queuePage(limit: $0, cursor: $1) }
-            if json {
-                try JSONPages.print(result.raw, nextCursor: result.nextCursor)
-                return
-            }
-            if result.items.isEmpty {
-                Console.out("the queue is empty")
-                return
-            }
-            Console.out(Self.table(result.items).render())
-            if let next = result.nextCursor {
-                Console.out("more: weatherboard-admin queue --cursor \(next)")
-            }
+            let result = try await client.collect(limit: listing.limit, cursor: listing.cursor) { try await client.queuePage(limit: $0, cursor: $1) }
+            try Listing.show(result, options: listing, command: "queue", empty: "the queue is empty") { Self.table($0) }
         }
     }
 
