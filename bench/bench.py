@@ -26,7 +26,7 @@ URL = sh(PG, "url", DB).strip()
 def psql(sql):
     return sh("psql", "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", URL, "-c", sql).strip()
 
-env = dict(os.environ, DATABASE_URL=URL, PORT=str(PORT), RATE_LIMITS="off", LOG_LEVEL="warning", DB_POOL_SIZE=os.environ.get("DB_POOL_SIZE", "8"),
+env = dict(os.environ, DATABASE_URL=URL, PORT=str(PORT), RATE_LIMITS="off", LOG_LEVEL="warning", **({"DB_POOL_SIZE": os.environ["DB_POOL_SIZE"]} if "DB_POOL_SIZE" in os.environ else {}),
            WEATHER_PROVIDER="none")
 sh(BIN, "migrate", env=env)
 server = subprocess.Popen([BIN, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(RESULTS, "server.log"), "w"))

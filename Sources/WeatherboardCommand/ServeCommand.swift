@@ -14,7 +14,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Address to bind (HOST, default 127.0.0.1).") var host: String?
     @Option(help: "Port to bind (PORT, default 8080).") var port: Int?
     @Option(name: .customLong("database-url"), help: "libpq URI or conninfo (DATABASE_URL; PG* variables also work).") var databaseURL: String?
-    @Option(name: .customLong("pool-size"), help: "Database connections (DB_POOL_SIZE, default 8).") var poolSize: Int?
+    @Option(name: .customLong("pool-size"), help: "Database connections (DB_POOL_SIZE, default 2 × CPU cores, at least 4).") var poolSize: Int?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (LOG_LEVEL, default info).") var logLevel: String?
 
     func run() async throws {

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// Everything `weatherboard serve` reads from its environment (CONTRACT §7). Flags override these.
@@ -5,7 +6,9 @@ public struct AppConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     public var port: Int = 8080
     public var databaseURL: String = ""
-    public var dbPoolSize: Int = 8
+    /// Twice the CPU cores, at least 4: every connection has its own thread, and on a small machine more
+    /// threads than that only add context switches (measured in bench/README.md).
+    public var dbPoolSize: Int = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
     public var dbStatementTimeoutMilliseconds: Int = 5000
     public var weatherProvider: String = "open-meteo"
     public var weatherBaseURL: String?
