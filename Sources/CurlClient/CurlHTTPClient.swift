@@ -36,8 +36,8 @@ public final class CurlHTTPClient: Sendable {
         }
     }
 
-    /// Performs one transfer synchronously.
-    public static func perform(_ request: CurlRequest) throws -> CurlResponse {
+    /// Performs one transfer synchronously. Internal: callers go through `send`, which runs it on the thread pool.
+    static func perform(_ request: CurlRequest) throws -> CurlResponse {
         globalInit
         guard let handle = curl_easy_init() else { throw CurlError(code: -1, message: "curl_easy_init failed") }
         defer { curl_easy_cleanup(handle) }

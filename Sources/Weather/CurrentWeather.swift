@@ -1,10 +1,11 @@
 import Foundation
 
-/// The contract's weather object (CONTRACT §6): `{regionId, weatherType, description, temperature,
+/// The current weather of a region, as the domain sees it; `WeatherResponse` (WeatherboardAPI) is its wire form,
+/// the contract's weather object (CONTRACT §6): `{regionId, weatherType, description, temperature,
 /// feelsLike, humidity, pressure, windSpeed, uvIndex|null, cloudiness, observedAt, fetchedAt, provider,
 /// stale, units}`. Metric: °C and m/s; imperial: °F and mph. `pressure` is sea-level hPa (null only with
 /// the kma provider, which does not report it); `humidity` and `cloudiness` are percentages.
-public struct CurrentWeather: Codable, Sendable, Equatable {
+public struct CurrentWeather: Sendable, Equatable {
     public var regionId: String
     public var weatherType: WeatherType
     public var description: String
@@ -41,30 +42,5 @@ public struct CurrentWeather: Codable, Sendable, Equatable {
         self.provider = provider
         self.stale = stale
         self.units = units
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case regionId, weatherType, description, temperature, feelsLike, humidity, pressure, windSpeed, uvIndex
-        case cloudiness, observedAt, fetchedAt, provider, stale, units
-    }
-
-    /// Every key is always present; absent values are `null`.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(regionId, forKey: .regionId)
-        try c.encode(weatherType, forKey: .weatherType)
-        try c.encode(description, forKey: .description)
-        try c.encode(temperature, forKey: .temperature)
-        try c.encode(feelsLike, forKey: .feelsLike)
-        try c.encode(humidity, forKey: .humidity)
-        try c.encode(pressure, forKey: .pressure)
-        try c.encode(windSpeed, forKey: .windSpeed)
-        try c.encode(uvIndex, forKey: .uvIndex)
-        try c.encode(cloudiness, forKey: .cloudiness)
-        try c.encode(observedAt, forKey: .observedAt)
-        try c.encode(fetchedAt, forKey: .fetchedAt)
-        try c.encode(provider, forKey: .provider)
-        try c.encode(stale, forKey: .stale)
-        try c.encode(units, forKey: .units)
     }
 }

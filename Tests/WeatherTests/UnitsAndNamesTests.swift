@@ -38,16 +38,6 @@ import Testing
         #expect(Units(query: "") == nil)
     }
 
-    @Test func encodesNullsExplicitly() throws {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        let json = try JSONSerialization.jsonObject(with: encoder.encode(Self.observation.currentWeather(units: .metric))) as! [String: Any]
-        #expect(Set(json.keys) == ["regionId", "weatherType", "description", "temperature", "feelsLike", "humidity", "pressure",
-                                   "windSpeed", "uvIndex", "cloudiness", "observedAt", "fetchedAt", "provider", "stale", "units"])
-        #expect(json["uvIndex"] is NSNull)
-        #expect(json["observedAt"] as? String == "1970-01-01T00:00:00Z")
-    }
-
     @Test(arguments: [
         ("Seoul", "seoul"), ("  São   Paulo ", "sao paulo"), ("ZÜRICH", "zurich"), ("서울", "서울"),
         ("\u{1109}\u{1165}\u{110B}\u{116E}\u{11AF}", "서울"), ("Jeju City", "jeju city"), ("Kraków", "krakow"),

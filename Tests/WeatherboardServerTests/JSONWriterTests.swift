@@ -50,6 +50,24 @@ struct JSONWriterTests {
         try same(Page<PostResponse>(items: [], nextCursor: nil))
     }
 
+    @Test("the weather object always carries all 15 keys, absent values as null")
+    func weatherKeys() throws {
+        let weather = WeatherResponse(
+            regionId: "1", weatherType: "snow", description: "눈이 옵니다!", temperature: -1.5, feelsLike: -4, humidity: 90, pressure: nil,
+            windSpeed: 2, uvIndex: nil, cloudiness: 100, observedAt: Date(timeIntervalSince1970: 0), fetchedAt: Date(timeIntervalSince1970: 60),
+            provider: "kma", stale: true, units: "metric"
+        )
+        var writer = JSONWriter()
+        weather.write(to: &writer)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? [String: Any])
+        #expect(Set(json.keys) == ["regionId", "weatherType", "description", "temperature", "feelsLike", "humidity", "pressure",
+                                   "windSpeed", "uvIndex", "cloudiness", "observedAt", "fetchedAt", "provider", "stale", "units"])
+        #expect(json["uvIndex"] is NSNull)
+        #expect(json["pressure"] is NSNull)
+        #expect(json["observedAt"] as? String == "1970-01-01T00:00:00Z")
+        try same(weather)
+    }
+
     @Test("RFC 3339 times are UTC with Z, to the second")
     func dates() {
         #expect(RFC3339.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
