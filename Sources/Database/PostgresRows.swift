@@ -37,6 +37,13 @@ public final class PostgresColumns: Sendable {
     }
 
     public var count: Int { names.count }
+
+    /// The first column with this name. Results are narrow and names short (compared inline, without
+    /// hashing), so a scan beats the dictionary up to a few dozen columns.
+    public func index(of name: String) -> Int? {
+        if names.count <= 32 { return names.firstIndex(of: name) }
+        return indexByName[name]
+    }
 }
 
 /// One row. Decode columns by position or name:
@@ -83,7 +90,7 @@ public struct PostgresRow: Sendable {
     }
 
     private func index(of column: String) throws -> Int {
-        guard let index = columns.indexByName[column] else {
+        guard let index = columns.index(of: column) else {
             throw PostgresError(kind: .decoding, message: "no column named '\(column)' (have \(columns.names.joined(separator: ", ")))")
         }
         return index

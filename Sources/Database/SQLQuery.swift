@@ -55,29 +55,24 @@ public struct SQLQuery: Sendable, ExpressibleByStringInterpolation, CustomString
     /// Shifts `$n` placeholders by `offset`. Only placeholders this type wrote exist in `sql`, since
     /// values never become SQL text.
     private static func renumber(_ sql: String, by offset: Int) -> String {
-        var out = ""
+        var out: [UInt8] = []
         out.reserveCapacity(sql.utf8.count + 8)
-        var iterator = sql.makeIterator()
-        var pending: Character? = iterator.next()
-        while let c = pending {
-            if c == "$" {
-                var digits = ""
-                pending = iterator.next()
-                while let d = pending, d.isASCII, d.isNumber {
-                    digits.append(d)
-                    pending = iterator.next()
-                }
-                if let n = Int(digits) {
-                    out += "$\(n + offset)"
-                } else {
-                    out += "$" + digits
-                }
-                continue
+        let utf8 = Array(sql.utf8)
+        var i = 0
+        while i < utf8.count {
+            let byte = utf8[i]
+            i += 1
+            out.append(byte)
+            guard byte == UInt8(ascii: "$") else { continue }
+            var n = 0, digits = 0
+            while i < utf8.count, utf8[i] >= UInt8(ascii: "0"), utf8[i] <= UInt8(ascii: "9") {
+                n = n * 10 + Int(utf8[i] - UInt8(ascii: "0"))
+                digits += 1
+                i += 1
             }
-            out.append(c)
-            pending = iterator.next()
+            if digits > 0 { out.append(contentsOf: String(n + offset).utf8) }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     public struct StringInterpolation: StringInterpolationProtocol {

@@ -16,20 +16,37 @@ public struct JSONWriter {
 
     public mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): raw("\\\"")
-            case UInt8(ascii: "\\"): raw("\\\\")
-            case 0x0A: raw("\\n")
-            case 0x0D: raw("\\r")
-            case 0x09: raw("\\t")
-            case 0x00..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xf)]]
-            default: bytes.append(byte)
+        var value = value
+        value.withUTF8 { utf8 in
+            // Copy runs of bytes that need no escaping in one go; escape the rest.
+            var runStart = 0
+            for i in 0..<utf8.count {
+                let byte = utf8[i]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                if runStart < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i])) }
+                escape(byte)
+                runStart = i + 1
             }
+            if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func escape(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): raw("\\\"")
+        case UInt8(ascii: "\\"): raw("\\\\")
+        case 0x0A: raw("\\n")
+        case 0x0D: raw("\\r")
+        case 0x09: raw("\\t")
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            raw("\\u00")
+            hex.withUTF8Buffer { digits in
+                bytes.append(digits[Int(byte >> 4)])
+                bytes.append(digits[Int(byte & 0xf)])
+            }
+        }
     }
 
     public mutating func optionalString(_ value: String?) {
@@ -55,7 +72,9 @@ public struct JSONWriter {
     }
 
     public mutating func date(_ value: Date) {
-        string(RFC3339.format(value))
+        bytes.append(UInt8(ascii: "\""))
+        RFC3339.write(value, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     public mutating func key(_ name: StaticString, first: Bool = false) {
@@ -74,6 +93,14 @@ public protocol JSONWritable {
 /// `2026-11-22T09:30:00Z`: RFC 3339 in UTC, to the second.
 public enum RFC3339 {
     public static func format(_ date: Date) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(20)
+        write(date, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the 20 bytes of `format(date)` to `bytes`.
+    public static func write(_ date: Date, to bytes: inout [UInt8]) {
         var seconds = Int64(date.timeIntervalSince1970.rounded(.down))
         var days = seconds / 86_400
         seconds -= days * 86_400
@@ -91,27 +118,28 @@ public enum RFC3339 {
         let day = doy - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        var bytes = [UInt8](repeating: 0, count: 20)
-        func put(_ value: Int64, _ at: Int, _ width: Int) {
+        func put(_ value: Int64, _ width: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<width { divisor *= 10 }
             var v = value
-            for i in stride(from: at + width - 1, through: at, by: -1) {
-                bytes[i] = UInt8(48 + v % 10)
-                v /= 10
+            while divisor > 0 {
+                bytes.append(UInt8(48 + (v / divisor) % 10))
+                v %= divisor
+                divisor /= 10
             }
         }
-        put(year, 0, 4)
-        bytes[4] = 45
-        put(month, 5, 2)
-        bytes[7] = 45
-        put(day, 8, 2)
-        bytes[10] = 84
-        put(seconds / 3600, 11, 2)
-        bytes[13] = 58
-        put(seconds / 60 % 60, 14, 2)
-        bytes[16] = 58
-        put(seconds % 60, 17, 2)
-        bytes[19] = 90
-        return String(decoding: bytes, as: UTF8.self)
+        put(year, 4)
+        bytes.append(UInt8(ascii: "-"))
+        put(month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        put(day, 2)
+        bytes.append(UInt8(ascii: "T"))
+        put(seconds / 3600, 2)
+        bytes.append(UInt8(ascii: ":"))
+        put(seconds / 60 % 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        put(seconds % 60, 2)
+        bytes.append(UInt8(ascii: "Z"))
     }
 }
 
