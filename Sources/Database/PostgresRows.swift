@@ -29,19 +29,24 @@ public final class PostgresColumns: Sendable {
     init(names: [String], types: [UInt32]) {
         self.names = names
         self.types = types
+        // Only wide results get a dictionary; `index(of:)` scans narrow ones (every result builds this).
         var index: [String: Int] = [:]
-        for (i, name) in names.enumerated() where index[name] == nil {
-            index[name] = i
+        if names.count > Self.scanLimit {
+            for (i, name) in names.enumerated() where index[name] == nil {
+                index[name] = i
+            }
         }
         self.indexByName = index
     }
 
     public var count: Int { names.count }
 
+    private static let scanLimit = 32
+
     /// The first column with this name. Results are narrow and names short (compared inline, without
     /// hashing), so a scan beats the dictionary up to a few dozen columns.
     public func index(of name: String) -> Int? {
-        if names.count <= 32 { return names.firstIndex(of: name) }
+        if names.count <= Self.scanLimit { return names.firstIndex(of: name) }
         return indexByName[name]
     }
 }
