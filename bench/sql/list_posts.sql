@@ -3,5 +3,5 @@ SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en,
        p.weather_type, p.category, p.title, p.body, p.status, p.hidden_reason, (p.deleted_at IS NOT NULL) AS deleted,
        p.created_at, p.updated_at, p.edited
 FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id
-WHERE p.status = 'visible' AND p.deleted_at IS NULL AND p.weather_type = :wt
+WHERE p.status = 'visible' AND p.deleted_at IS NULL AND p.weather_type >= :wt AND p.weather_type <= :wt
 ORDER BY p.weather_type, p.id DESC LIMIT 21;
