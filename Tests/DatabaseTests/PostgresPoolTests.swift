@@ -152,19 +152,15 @@ struct PostgresPoolTests {
     @Test("callers waiting for a busy pool time out instead of hanging")
     func acquireTimeout() async throws {
         let pool = TestDatabase.pool(size: 1, acquireTimeoutMilliseconds: 100)
-        let blocker = TestDatabase.pool(size: 1)
-        defer {
-            pool.shutdown()
-            blocker.shutdown()
-        }
-        let key = Int.random(in: 1...1_000_000)
-        try await blocker.withConnection { _ = try $0.query("SELECT pg_advisory_lock(\(key))") }
-        let held = Task { try await pool.query("SELECT pg_advisory_lock(\(key))") }
+        defer { pool.shutdown() }
+        let lock = try await HeldAdvisoryLock.acquire()
+        defer { lock.close() }
+        let held = Task { try await pool.query("SELECT pg_advisory_lock(\(lock.key))") }
         while pool.usage.inUse == 0 { await Task.yield() }
         let error = try await #require(throws: PostgresError.self) { try await pool.query("SELECT 1") }
         #expect(error.kind == .poolTimeout)
         #expect(error.isUnavailable)
-        try await blocker.withConnection { _ = try $0.query("SELECT pg_advisory_unlock(\(key))") }
+        try await lock.release()
         _ = try await held.value
     }
 
@@ -183,14 +179,10 @@ struct PostgresPoolDeadlineTests {
     @Test("a short deadline expires on time even behind queued jobs with long ones")
     func shortDeadlineBehindLongOnes() async throws {
         let pool = TestDatabase.pool(size: 1, acquireTimeoutMilliseconds: 60_000)
-        let blocker = TestDatabase.pool(size: 1)
-        defer {
-            pool.shutdown()
-            blocker.shutdown()
-        }
-        let key = Int.random(in: 1...1_000_000)
-        try await blocker.withConnection { _ = try $0.query("SELECT pg_advisory_lock(\(key))") }
-        let busy = Task { try await pool.query("SELECT pg_advisory_xact_lock(\(key))") }
+        defer { pool.shutdown() }
+        let lock = try await HeldAdvisoryLock.acquire()
+        defer { lock.close() }
+        let busy = Task { try await pool.query("SELECT pg_advisory_xact_lock(\(lock.key))") }
         while pool.usage.inUse < 1 { await Task.yield() }
         let queued = Task { try await pool.query("SELECT 1") }  // 60 s deadline, first in line
         while pool.usage.waiting < 1 { await Task.yield() }
@@ -199,7 +191,7 @@ struct PostgresPoolDeadlineTests {
         let error = try await #require(throws: PostgresError.self) { try await pool.query("SELECT 1", timeoutMilliseconds: 200) }
         #expect(error.kind == .poolTimeout)
         #expect(clock.now - start < .seconds(10))
-        try await blocker.withConnection { _ = try $0.query("SELECT pg_advisory_unlock(\(key))") }
+        try await lock.release()
         _ = try await busy.value
         _ = try await queued.value
     }

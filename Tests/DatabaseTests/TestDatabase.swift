@@ -45,3 +45,25 @@ enum TestDatabase {
         return String(url[...slash]) + name
     }
 }
+
+/// A session advisory lock held on a connection of its own, so a test can park pool connections on it
+/// (`SELECT pg_advisory_lock(key)` from the pool waits until `release`).
+struct HeldAdvisoryLock {
+    let key = Int.random(in: 1...1_000_000)
+    private let holder = TestDatabase.pool(size: 1)
+
+    static func acquire() async throws -> HeldAdvisoryLock {
+        let lock = HeldAdvisoryLock()
+        try await lock.holder.withConnection { [key = lock.key] in _ = try $0.query("SELECT pg_advisory_lock(\(key))") }
+        return lock
+    }
+
+    func release() async throws {
+        try await holder.withConnection { [key] in _ = try $0.query("SELECT pg_advisory_unlock(\(key))") }
+    }
+
+    /// Closes the holding connection (which also drops the lock if `release` was never reached).
+    func close() {
+        holder.shutdown()
+    }
+}
