@@ -1,3 +1,5 @@
+import Foundation
+
 /// How to reach PostgreSQL and how hard to use it.
 public struct PostgresConfiguration: Sendable {
     /// libpq URI (`postgresql://…`) or conninfo (`host=… dbname=…`); empty uses the `PG*` variables.
@@ -13,6 +15,15 @@ public struct PostgresConfiguration: Sendable {
     /// After a failed connection attempt, a worker answers `.connection` at once for this long instead of
     /// trying again for every request, so an outage gives fast 503s.
     public var reconnectBackoffMilliseconds: Int
+    /// At most this many single statements, queued while every connection was busy, go to PostgreSQL in
+    /// one pipeline (`DB_PIPELINE_DEPTH`; 1 turns pipelining off). See `PostgresConnection.pipeline`.
+    public var pipelineDepth: Int
+    /// Connections kept working at once while statements queue (the CPU cores by default). The rest of the
+    /// pool stands by and steps in when the oldest queued job has waited `spareAfterMilliseconds` (a slow
+    /// statement or transaction holds a connection), so a slow query never stalls the others for long.
+    /// Fewer busy connections mean deeper pipelines and fewer PostgreSQL processes competing for the CPU.
+    public var activeConnections: Int
+    public var spareAfterMilliseconds: Int
 
     public init(
         conninfo: String,
@@ -20,7 +31,10 @@ public struct PostgresConfiguration: Sendable {
         statementTimeoutMilliseconds: Int = 5000,
         acquireTimeoutMilliseconds: Int? = nil,
         connectTimeoutSeconds: Int = 3,
-        reconnectBackoffMilliseconds: Int = 250
+        reconnectBackoffMilliseconds: Int = 250,
+        pipelineDepth: Int = 8,
+        activeConnections: Int? = nil,
+        spareAfterMilliseconds: Int = 10
     ) {
         self.conninfo = conninfo
         self.poolSize = max(1, poolSize)
@@ -28,5 +42,8 @@ public struct PostgresConfiguration: Sendable {
         self.acquireTimeoutMilliseconds = acquireTimeoutMilliseconds ?? max(1000, statementTimeoutMilliseconds)
         self.connectTimeoutSeconds = connectTimeoutSeconds
         self.reconnectBackoffMilliseconds = reconnectBackoffMilliseconds
+        self.pipelineDepth = min(64, max(1, pipelineDepth))
+        self.activeConnections = min(self.poolSize, max(1, activeConnections ?? ProcessInfo.processInfo.activeProcessorCount))
+        self.spareAfterMilliseconds = max(1, spareAfterMilliseconds)
     }
 }

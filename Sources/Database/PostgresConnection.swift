@@ -91,6 +91,91 @@ public final class PostgresConnection {
         return try consume(result, handle: handle, sql: query.sql)
     }
 
+    /// Runs independent statements as one libpq pipeline and reports each outcome through `completion`
+    /// (with the statement's index) as soon as its result arrives.
+    ///
+    /// Every statement is sent before the first result is read, and each is followed by its own Sync, so
+    /// each runs in its own implicit transaction exactly as `query` would run it: an error or a timeout in
+    /// one leaves the others untouched, and a write is committed before its result is reported. What it
+    /// saves is the round trip per statement: PostgreSQL reads the batch with one wake-up instead of one
+    /// per statement (bench/README.md measures it). The pool only batches statements that were already
+    /// queued behind busy connections, at most `PostgresConfiguration.pipelineDepth` of them; their
+    /// requests and results are small, so neither side's socket buffer can fill while the other writes.
+    func pipeline(_ queries: [SQLQuery], completion: (Int, Result<PostgresRows, any Error>) -> Void) {
+        guard let handle else {
+            for index in queries.indices { completion(index, .failure(Self.closedError)) }
+            return
+        }
+        // Statements this connection has not seen yet are prepared first, outside the pipeline.
+        var names: [Int: String] = [:]
+        for (index, query) in queries.enumerated() {
+            do {
+                names[index] = try preparedName(for: query, handle: handle)
+            } catch {
+                completion(index, .failure(error))
+            }
+        }
+        let pending = queries.indices.filter { names[$0] != nil }
+        guard pending.count > 1, PQenterPipelineMode(handle) == 1 else {
+            for index in pending { completion(index, Result { try query(queries[index]) }) }
+            return
+        }
+        var sent: [Int] = []
+        for index in pending {
+            let binds = queries[index].binds
+            let queued: Int32 = names[index]!.withCString { cName in
+                withBindValues(binds) { values in
+                    PQsendQueryPrepared(handle, cName, Int32(binds.count), values, nil, nil, 0)
+                }
+            }
+            guard queued == 1 else { break }
+            sent.append(index)
+            guard PQpipelineSync(handle) == 1 else { break }
+        }
+        var inStep = true
+        for index in sent {
+            completion(index, readPipelined(handle: handle, sql: queries[index].sql, inStep: &inStep))
+        }
+        for index in pending.dropFirst(sent.count) {
+            completion(index, .failure(PostgresError(kind: .connection, message: Self.errorMessage(handle))))
+        }
+        if !inStep || sent.count < pending.count || PQexitPipelineMode(handle) != 1 {
+            // The session's protocol state is unknown: the worker replaces the connection.
+            close()
+        }
+    }
+
+    /// Reads one pipelined statement's result and the Sync after it. `inStep` turns false (and stays
+    /// false) when what libpq returns does not follow that shape, which only a broken connection does.
+    private func readPipelined(handle: OpaquePointer, sql: String, inStep: inout Bool) -> Result<PostgresRows, any Error> {
+        guard inStep, PQstatus(handle) == CONNECTION_OK else {
+            inStep = false
+            return .failure(PostgresError(kind: .connection, message: Self.errorMessage(handle)))
+        }
+        var outcome: Result<PostgresRows, any Error>?
+        while let result = PQgetResult(handle) {
+            if PQresultStatus(result) == PGRES_PIPELINE_SYNC {
+                PQclear(result)
+                inStep = false
+                break
+            }
+            if outcome == nil {
+                outcome = Result { try consume(result, handle: handle, sql: sql) }
+            } else {
+                PQclear(result)
+            }
+        }
+        if inStep {
+            if let sync = PQgetResult(handle) {
+                if PQresultStatus(sync) != PGRES_PIPELINE_SYNC { inStep = false }
+                PQclear(sync)
+            } else {
+                inStep = false
+            }
+        }
+        return outcome ?? .failure(PostgresError(kind: .connection, message: Self.errorMessage(handle)))
+    }
+
     /// Runs a statement and returns how many rows it changed.
     @discardableResult
     public func execute(_ query: SQLQuery) throws -> Int {
@@ -232,6 +317,8 @@ public final class PostgresConnection {
         let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
         return PostgresRows(columns: PostgresColumns(names: names, types: types), values: values, affectedRows: affected)
     }
+
+    private static let closedError = PostgresError(kind: .connection, message: "connection is closed")
 
     private static func field(_ result: OpaquePointer, _ code: Int32) -> String? {
         guard let pointer = PQresultErrorField(result, code) else { return nil }

@@ -10,6 +10,8 @@ public struct AppConfiguration: Sendable {
     /// threads than that only add context switches (measured in bench/README.md).
     public var dbPoolSize: Int = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
     public var dbStatementTimeoutMilliseconds: Int = 5000
+    /// Single statements sent to PostgreSQL together when every connection is busy (1 = off).
+    public var dbPipelineDepth: Int = 8
     public var weatherProvider: String = "open-meteo"
     public var weatherBaseURL: String?
     public var openWeatherMapAPIKey: String?
@@ -51,6 +53,7 @@ public struct AppConfiguration: Sendable {
         if let v = string("DATABASE_URL") { databaseURL = v }
         if let v = try int("DB_POOL_SIZE", 1...256) { dbPoolSize = v }
         if let v = try int("DB_STATEMENT_TIMEOUT_MS", 1...3_600_000) { dbStatementTimeoutMilliseconds = v }
+        if let v = try int("DB_PIPELINE_DEPTH", 1...64) { dbPipelineDepth = v }
         if let v = string("WEATHER_PROVIDER") {
             guard ["open-meteo", "openweathermap", "kma", "none"].contains(v) else {
                 throw ConfigurationError("WEATHER_PROVIDER must be open-meteo, openweathermap, kma or none, got '\(v)'")

@@ -87,6 +87,9 @@ public final class AppMetrics: Sendable {
         setGauge("db_pool_connections_in_use", to: Double(usage.inUse))
         setGauge("db_pool_waiting", to: Double(usage.waiting))
         setGauge("db_pool_size", to: Double(database.configuration.poolSize))
+        let pipelined = database.pipelineCounts
+        setTotal("db_pipelines_total", to: pipelined.pipelines)
+        setTotal("db_pipelined_statements_total", to: pipelined.statements)
         for (kind, count) in database.errorCounts {
             setTotal("db_errors_total", dimensions: [("kind", kind)], to: count)
         }

@@ -43,7 +43,8 @@ public struct AppDependencies: Sendable {
             configuration: PostgresConfiguration(
                 conninfo: configuration.databaseURL,
                 poolSize: configuration.dbPoolSize,
-                statementTimeoutMilliseconds: configuration.dbStatementTimeoutMilliseconds
+                statementTimeoutMilliseconds: configuration.dbStatementTimeoutMilliseconds,
+                pipelineDepth: configuration.dbPipelineDepth
             ),
             logger: logger
         )

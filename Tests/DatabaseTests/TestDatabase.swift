@@ -12,13 +12,19 @@ enum TestDatabase {
         return url
     }
 
-    static func pool(size: Int = 4, statementTimeoutMilliseconds: Int = 5000, acquireTimeoutMilliseconds: Int? = nil) -> PostgresPool {
+    static func pool(
+        size: Int = 4,
+        statementTimeoutMilliseconds: Int = 5000,
+        acquireTimeoutMilliseconds: Int? = nil,
+        activeConnections: Int? = nil
+    ) -> PostgresPool {
         PostgresPool(
             configuration: PostgresConfiguration(
                 conninfo: url,
                 poolSize: size,
                 statementTimeoutMilliseconds: statementTimeoutMilliseconds,
-                acquireTimeoutMilliseconds: acquireTimeoutMilliseconds
+                acquireTimeoutMilliseconds: acquireTimeoutMilliseconds,
+                activeConnections: activeConnections
             )
         )
     }

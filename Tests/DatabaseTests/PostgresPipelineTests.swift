@@ -1,0 +1,142 @@
+import Database
+import Foundation
+import Testing
+
+/// Statements that queue while the pool's connections are busy go to PostgreSQL as one pipeline. Each test
+/// parks the pool's only connection on a held advisory lock, queues statements behind it, then lets go.
+@Suite("PostgreSQL pipelines")
+struct PostgresPipelineTests {
+    @Test("queued statements share one pipeline; each gets its own answer, an error stays with its statement, a write commits")
+    func answersAndErrorsStayApart() async throws {
+        let pool = TestDatabase.pool(size: 1)
+        let other = TestDatabase.pool(size: 1)
+        defer {
+            pool.shutdown()
+            other.shutdown()
+        }
+        // A table of this test's own; its name is generated here, never input.
+        let table = "pipeline_probe_\(UInt32.random(in: 0...UInt32.max))"
+        try await pool.withConnection { try $0.simpleQuery("CREATE TABLE \(table) (n int8 NOT NULL)") }
+
+        let lock = try await HeldAdvisoryLock.acquire()
+        defer { lock.close() }
+        let parked = Task { try await pool.query("SELECT pg_advisory_lock(\(lock.key))") }
+        while pool.usage.inUse < 1 { await Task.yield() }
+        let before = pool.pipelineCounts
+
+        let statements: [SQLQuery] = [
+            "SELECT \(10) AS n",
+            "SELECT \(1) / \(0) AS n",
+            "INSERT INTO \(raw: table) (n) VALUES (\(42)) RETURNING n",
+            "SELECT \(30) AS n",
+        ]
+        var tasks: [Task<Int, any Error>] = []
+        for statement in statements {
+            tasks.append(Task { try await pool.query(statement)[0].decode(Int.self, "n") })
+            while pool.usage.waiting < tasks.count { await Task.yield() }
+        }
+        // A caller with its own deadline (`/readyz`) is never put in a pipeline: it measures the database alone.
+        let alone = Task { try await pool.query("SELECT \(50) AS n", timeoutMilliseconds: 30_000)[0].decode(Int.self, "n") }
+        while pool.usage.waiting < 5 { await Task.yield() }
+
+        try await lock.release()
+        _ = try await parked.value
+        #expect(try await tasks[0].value == 10)
+        let division = await #expect(throws: PostgresError.self) { try await tasks[1].value }
+        #expect(division?.sqlState == "22012")
+        #expect(try await tasks[2].value == 42)
+        #expect(try await tasks[3].value == 30)
+        #expect(try await alone.value == 50)
+        // The insert was committed on its own, although a statement before it failed.
+        #expect(try await other.query("SELECT count(*) AS n FROM \(raw: table) WHERE n = 42")[0].decode(Int.self, "n") == 1)
+
+        let after = pool.pipelineCounts
+        #expect(after.pipelines - before.pipelines == 1)
+        #expect(after.statements - before.statements == 4)
+        try await other.withConnection { try $0.simpleQuery("DROP TABLE \(table)") }
+    }
+
+    @Test("a statement that times out in a pipeline fails alone; the ones after it still run")
+    func timeoutStaysWithItsStatement() async throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.shutdown() }
+        let lock = try await HeldAdvisoryLock.acquire()
+        defer { lock.close() }
+        let parked = Task { try await pool.query("SELECT pg_advisory_lock(\(lock.key))") }
+        while pool.usage.inUse < 1 { await Task.yield() }
+
+        // Each statement is its own transaction, so the session-wide setting made by the first one holds for
+        // the sleep and is put back by the third.
+        let statements: [SQLQuery] = [
+            "SELECT set_config('statement_timeout', '150', false) AS s",
+            "SELECT pg_sleep(30)::text AS s",
+            "SELECT set_config('statement_timeout', '5000', false) AS s",
+            "SELECT 'after' AS s",
+        ]
+        var tasks: [Task<String, any Error>] = []
+        for statement in statements {
+            tasks.append(Task { try await pool.query(statement)[0].decode(String.self, "s") })
+            while pool.usage.waiting < tasks.count { await Task.yield() }
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await lock.release()
+        _ = try await parked.value
+        #expect(try await tasks[0].value == "150ms")
+        let timeout = await #expect(throws: PostgresError.self) { try await tasks[1].value }
+        #expect(timeout?.isStatementTimeout == true)
+        #expect(try await tasks[2].value == "5s")
+        #expect(try await tasks[3].value == "after")
+        #expect(clock.now - start < .seconds(20))
+    }
+
+    @Test("a connection that dies in the middle of a pipeline fails the rest as unavailable, and the pool heals")
+    func connectionLostMidPipeline() async throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.shutdown() }
+        let lock = try await HeldAdvisoryLock.acquire()
+        defer { lock.close() }
+        let parked = Task { try await pool.query("SELECT pg_advisory_lock(\(lock.key))") }
+        while pool.usage.inUse < 1 { await Task.yield() }
+
+        let statements: [SQLQuery] = [
+            "SELECT \(1) AS n",
+            "SELECT CASE WHEN pg_terminate_backend(pg_backend_pid()) THEN \(2) END AS n",
+            "SELECT \(3) AS n",
+            "SELECT \(4) AS n",
+        ]
+        var tasks: [Task<Int, any Error>] = []
+        for statement in statements {
+            tasks.append(Task { try await pool.query(statement)[0].decode(Int.self, "n") })
+            while pool.usage.waiting < tasks.count { await Task.yield() }
+        }
+        try await lock.release()
+        _ = try? await parked.value
+        #expect(try await tasks[0].value == 1)
+        for task in tasks.dropFirst() {
+            do {
+                _ = try await task.value
+            } catch let error as PostgresError {
+                #expect(error.isUnavailable, "\(error)")
+            }
+        }
+        let last = await #expect(throws: PostgresError.self) { try await tasks[3].value }
+        #expect(last?.isUnavailable == true)
+        // The worker replaced its connection.
+        #expect(try await pool.query("SELECT \(5) AS n")[0].decode(Int.self, "n") == 5)
+    }
+
+    @Test("while the working connections are stuck, a standby connection serves the queue")
+    func standbyStepsIn() async throws {
+        let pool = TestDatabase.pool(size: 2, activeConnections: 1)
+        defer { pool.shutdown() }
+        let lock = try await HeldAdvisoryLock.acquire()
+        defer { lock.close() }
+        let stuck = Task { try await pool.query("SELECT pg_advisory_lock(\(lock.key))") }
+        while pool.usage.inUse < 1 { await Task.yield() }
+        // Answered while the lock is still held, so by the second connection.
+        #expect(try await pool.query("SELECT \(7) AS n")[0].decode(Int.self, "n") == 7)
+        try await lock.release()
+        _ = try await stuck.value
+    }
+}
