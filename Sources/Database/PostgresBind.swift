@@ -46,12 +46,43 @@ extension PostgresEncodable {
 public protocol PostgresDecodable: Sendable {
     /// Throws `PostgresError(kind: .decoding)` when `text` is not a valid value of this type.
     init(postgresText text: String, type: UInt32) throws
+    /// The same from the cell's UTF-8 bytes; types that can skip building a `String` implement it.
+    init(postgresBytes bytes: UnsafeRawBufferPointer, type: UInt32) throws
+}
+
+extension PostgresDecodable {
+    public init(postgresBytes bytes: UnsafeRawBufferPointer, type: UInt32) throws {
+        try self.init(postgresText: String(decoding: bytes, as: UTF8.self), type: type)
+    }
+}
+
+/// A decimal integer from ASCII bytes, nil unless the whole buffer is one (with an optional sign).
+func parseInteger(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+    var i = 0
+    var negative = false
+    if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+        negative = first == UInt8(ascii: "-")
+        i = 1
+    }
+    guard i < bytes.count, bytes.count - i <= 19 else { return nil }
+    var value: Int64 = 0
+    while i < bytes.count {
+        let digit = bytes[i] &- 48
+        guard digit < 10 else { return nil }
+        let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+        let (sum, o2) = negative ? times10.subtractingReportingOverflow(Int64(digit)) : times10.addingReportingOverflow(Int64(digit))
+        guard !o1, !o2 else { return nil }
+        value = sum
+        i += 1
+    }
+    return value
 }
 
 extension String: PostgresEncodable, PostgresDecodable {
     public static var postgresType: UInt32 { PostgresType.text }
     public var postgresText: String { self }
     public init(postgresText text: String, type: UInt32) throws { self = text }
+    public init(postgresBytes bytes: UnsafeRawBufferPointer, type: UInt32) throws { self = String(decoding: bytes, as: UTF8.self) }
 }
 
 extension Int: PostgresEncodable, PostgresDecodable {
@@ -59,6 +90,12 @@ extension Int: PostgresEncodable, PostgresDecodable {
     public var postgresText: String { String(self) }
     public init(postgresText text: String, type: UInt32) throws {
         guard let value = Int(text) else { throw PostgresError.mismatch(text, type: type, as: "Int") }
+        self = value
+    }
+    public init(postgresBytes bytes: UnsafeRawBufferPointer, type: UInt32) throws {
+        guard let wide = parseInteger(bytes), let value = Int(exactly: wide) else {
+            throw PostgresError.mismatch(String(decoding: bytes, as: UTF8.self), type: type, as: "Int")
+        }
         self = value
     }
 }
@@ -70,6 +107,12 @@ extension Int64: PostgresEncodable, PostgresDecodable {
         guard let value = Int64(text) else { throw PostgresError.mismatch(text, type: type, as: "Int64") }
         self = value
     }
+    public init(postgresBytes bytes: UnsafeRawBufferPointer, type: UInt32) throws {
+        guard let wide = parseInteger(bytes), let value = Int64(exactly: wide) else {
+            throw PostgresError.mismatch(String(decoding: bytes, as: UTF8.self), type: type, as: "Int64")
+        }
+        self = value
+    }
 }
 
 extension Int32: PostgresEncodable, PostgresDecodable {
@@ -77,6 +120,12 @@ extension Int32: PostgresEncodable, PostgresDecodable {
     public var postgresText: String { String(self) }
     public init(postgresText text: String, type: UInt32) throws {
         guard let value = Int32(text) else { throw PostgresError.mismatch(text, type: type, as: "Int32") }
+        self = value
+    }
+    public init(postgresBytes bytes: UnsafeRawBufferPointer, type: UInt32) throws {
+        guard let wide = parseInteger(bytes), let value = Int32(exactly: wide) else {
+            throw PostgresError.mismatch(String(decoding: bytes, as: UTF8.self), type: type, as: "Int32")
+        }
         self = value
     }
 }
@@ -89,6 +138,15 @@ extension Bool: PostgresEncodable, PostgresDecodable {
         case "t", "true": self = true
         case "f", "false": self = false
         default: throw PostgresError.mismatch(text, type: type, as: "Bool")
+        }
+    }
+    public init(postgresBytes bytes: UnsafeRawBufferPointer, type: UInt32) throws {
+        if bytes.count == 1, bytes[0] == UInt8(ascii: "t") {
+            self = true
+        } else if bytes.count == 1, bytes[0] == UInt8(ascii: "f") {
+            self = false
+        } else {
+            try self.init(postgresText: String(decoding: bytes, as: UTF8.self), type: type)
         }
     }
 }
@@ -119,6 +177,12 @@ extension Date: PostgresEncodable, PostgresDecodable {
     public init(postgresText text: String, type: UInt32) throws {
         guard let date = PostgresTimestamp.parse(text) else {
             throw PostgresError.mismatch(text, type: type, as: "Date")
+        }
+        self = date
+    }
+    public init(postgresBytes bytes: UnsafeRawBufferPointer, type: UInt32) throws {
+        guard let date = PostgresTimestamp.parse(bytes: bytes) else {
+            throw PostgresError.mismatch(String(decoding: bytes, as: UTF8.self), type: type, as: "Date")
         }
         self = date
     }

@@ -8,8 +8,17 @@ import Foundation
 /// That is why this type is not `Sendable`: the compiler keeps it from crossing tasks.
 public final class PostgresConnection {
     private var handle: OpaquePointer?
-    /// Prepared statement names by SQL text. Each distinct SQL is prepared once per connection.
-    private var statements: [String: String] = [:]
+    /// Prepared statements by SQL text. Each distinct SQL is prepared once per connection.
+    private var statements: [String: PreparedStatement] = [:]
+
+    /// A statement prepared on this connection, and the columns of its results once one has arrived
+    /// (they never change for a prepared statement, so later results reuse them).
+    private final class PreparedStatement {
+        let name: String
+        var columns: PostgresColumns?
+
+        init(name: String) { self.name = name }
+    }
 
     /// Connects with a libpq URI or conninfo string; empty means "use the `PG*` environment variables".
     public init(conninfo: String, statementTimeoutMilliseconds: Int, connectTimeoutSeconds: Int = 3, applicationName: String = "weatherboard") throws {
@@ -81,14 +90,14 @@ public final class PostgresConnection {
     @discardableResult
     public func query(_ query: SQLQuery) throws -> PostgresRows {
         guard let handle else { throw PostgresError(kind: .connection, message: "connection is closed") }
-        let name = try preparedName(for: query, handle: handle)
+        let statement = try prepared(query, handle: handle)
         let binds = query.binds
-        let result: OpaquePointer? = name.withCString { cName in
+        let result: OpaquePointer? = statement.name.withCString { cName in
             withBindValues(binds) { values in
                 PQexecPrepared(handle, cName, Int32(binds.count), values, nil, nil, 0)
             }
         }
-        return try consume(result, handle: handle, sql: query.sql)
+        return try consume(result, handle: handle, sql: query.sql, statement: statement)
     }
 
     /// Runs independent statements as one libpq pipeline and reports each outcome through `completion`
@@ -107,10 +116,10 @@ public final class PostgresConnection {
             return
         }
         // Statements this connection has not seen yet are prepared first, outside the pipeline.
-        var names: [Int: String] = [:]
+        var names: [Int: PreparedStatement] = [:]
         for (index, query) in queries.enumerated() {
             do {
-                names[index] = try preparedName(for: query, handle: handle)
+                names[index] = try prepared(query, handle: handle)
             } catch {
                 completion(index, .failure(error))
             }
@@ -123,7 +132,7 @@ public final class PostgresConnection {
         var sent: [Int] = []
         for index in pending {
             let binds = queries[index].binds
-            let queued: Int32 = names[index]!.withCString { cName in
+            let queued: Int32 = names[index]!.name.withCString { cName in
                 withBindValues(binds) { values in
                     PQsendQueryPrepared(handle, cName, Int32(binds.count), values, nil, nil, 0)
                 }
@@ -134,7 +143,7 @@ public final class PostgresConnection {
         }
         var inStep = true
         for index in sent {
-            completion(index, readPipelined(handle: handle, sql: queries[index].sql, inStep: &inStep))
+            completion(index, readPipelined(handle: handle, sql: queries[index].sql, statement: names[index]!, inStep: &inStep))
         }
         for index in pending.dropFirst(sent.count) {
             completion(index, .failure(PostgresError(kind: .connection, message: Self.errorMessage(handle))))
@@ -147,7 +156,7 @@ public final class PostgresConnection {
 
     /// Reads one pipelined statement's result and the Sync after it. `inStep` turns false (and stays
     /// false) when what libpq returns does not follow that shape, which only a broken connection does.
-    private func readPipelined(handle: OpaquePointer, sql: String, inStep: inout Bool) -> Result<PostgresRows, any Error> {
+    private func readPipelined(handle: OpaquePointer, sql: String, statement: PreparedStatement, inStep: inout Bool) -> Result<PostgresRows, any Error> {
         guard inStep, PQstatus(handle) == CONNECTION_OK else {
             inStep = false
             return .failure(PostgresError(kind: .connection, message: Self.errorMessage(handle)))
@@ -160,7 +169,7 @@ public final class PostgresConnection {
                 break
             }
             if outcome == nil {
-                outcome = Result { try consume(result, handle: handle, sql: sql) }
+                outcome = Result { try consume(result, handle: handle, sql: sql, statement: statement) }
             } else {
                 PQclear(result)
             }
@@ -258,19 +267,20 @@ public final class PostgresConnection {
 
     // MARK: Internals
 
-    private func preparedName(for query: SQLQuery, handle: OpaquePointer) throws -> String {
-        if let name = statements[query.sql] { return name }
+    private func prepared(_ query: SQLQuery, handle: OpaquePointer) throws -> PreparedStatement {
+        if let statement = statements[query.sql] { return statement }
         let name = "wb\(statements.count + 1)"
         let types = query.binds.map { Oid($0.type) }
         let result = types.withUnsafeBufferPointer { typePointer in
             PQprepare(handle, name, query.sql, Int32(types.count), typePointer.baseAddress)
         }
         _ = try consume(result, handle: handle, sql: query.sql)
-        statements[query.sql] = name
-        return name
+        let statement = PreparedStatement(name: name)
+        statements[query.sql] = statement
+        return statement
     }
 
-    private func consume(_ result: OpaquePointer?, handle: OpaquePointer, sql: String) throws -> PostgresRows {
+    private func consume(_ result: OpaquePointer?, handle: OpaquePointer, sql: String, statement: PreparedStatement? = nil) throws -> PostgresRows {
         guard let result else {
             throw PostgresError(kind: PQstatus(handle) == CONNECTION_OK ? .server : .connection, message: Self.errorMessage(handle))
         }
@@ -293,29 +303,42 @@ public final class PostgresConnection {
         }
         let rowCount = Int(PQntuples(result))
         let columnCount = Int(PQnfields(result))
-        var names: [String] = []
-        var types: [UInt32] = []
-        names.reserveCapacity(columnCount)
-        types.reserveCapacity(columnCount)
-        for c in 0..<columnCount {
-            names.append(String(cString: PQfname(result, Int32(c))))
-            types.append(UInt32(PQftype(result, Int32(c))))
-        }
-        var values: [String?] = []
-        values.reserveCapacity(rowCount * columnCount)
-        for r in 0..<rowCount {
+        let columns: PostgresColumns
+        if let cached = statement?.columns, cached.count == columnCount {
+            columns = cached
+        } else {
+            var names: [String] = []
+            var types: [UInt32] = []
+            names.reserveCapacity(columnCount)
+            types.reserveCapacity(columnCount)
             for c in 0..<columnCount {
-                if PQgetisnull(result, Int32(r), Int32(c)) == 1 {
-                    values.append(nil)
+                names.append(String(cString: PQfname(result, Int32(c))))
+                types.append(UInt32(PQftype(result, Int32(c))))
+            }
+            columns = PostgresColumns(names: names, types: types)
+            statement?.columns = columns
+        }
+        var storage = PostgresCells()
+        storage.cells.reserveCapacity(rowCount * columnCount)
+        var total = 0
+        for r in 0..<Int32(rowCount) {
+            for c in 0..<Int32(columnCount) { total += Int(PQgetlength(result, r, c)) }
+        }
+        storage.bytes.reserveCapacity(total)
+        for r in 0..<Int32(rowCount) {
+            for c in 0..<Int32(columnCount) {
+                if PQgetisnull(result, r, c) == 1 {
+                    storage.cells.append(.init(offset: 0, length: -1))
                 } else {
-                    let length = Int(PQgetlength(result, Int32(r), Int32(c)))
-                    let pointer = UnsafeRawPointer(PQgetvalue(result, Int32(r), Int32(c))!)
-                    values.append(String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self))
+                    let length = Int(PQgetlength(result, r, c))
+                    let pointer = UnsafeRawPointer(PQgetvalue(result, r, c)!)
+                    storage.cells.append(.init(offset: Int32(storage.bytes.count), length: Int32(length)))
+                    storage.bytes.append(contentsOf: UnsafeRawBufferPointer(start: pointer, count: length))
                 }
             }
         }
         let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
-        return PostgresRows(columns: PostgresColumns(names: names, types: types), values: values, affectedRows: affected)
+        return PostgresRows(columns: columns, storage: storage, affectedRows: affected)
     }
 
     private static let closedError = PostgresError(kind: .connection, message: "connection is closed")

@@ -1,23 +1,46 @@
-/// The rows of one result, copied out of libpq's `PGresult` on the connection's thread.
+/// The rows of one result, copied out of libpq's `PGresult` on the connection's thread: every value's
+/// text in one byte buffer, so a page of rows costs two allocations, and a value becomes a `String` (or an
+/// `Int`, a `Date`…) only when it is decoded.
 public struct PostgresRows: Sendable, RandomAccessCollection {
     public let columns: PostgresColumns
-    let values: [String?]
+    let storage: PostgresCells
     /// Rows changed by an INSERT, UPDATE or DELETE (`PQcmdTuples`).
     public let affectedRows: Int
 
-    init(columns: PostgresColumns, values: [String?], affectedRows: Int) {
+    init(columns: PostgresColumns, storage: PostgresCells, affectedRows: Int) {
         self.columns = columns
-        self.values = values
+        self.storage = storage
         self.affectedRows = affectedRows
     }
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { columns.count == 0 ? 0 : values.count / columns.count }
+    public var endIndex: Int { columns.count == 0 ? 0 : storage.cells.count / columns.count }
 
     public subscript(position: Int) -> PostgresRow {
-        let width = columns.count
-        return PostgresRow(columns: columns, values: values[(position * width)..<((position + 1) * width)])
+        PostgresRow(columns: columns, storage: storage, firstCell: position * columns.count)
     }
+}
+
+/// The values of a result: UTF-8 text back to back, and where each cell's text starts and how long it is
+/// (length -1: NULL).
+struct PostgresCells: Sendable {
+    var bytes: [UInt8] = []
+    var cells: [Cell] = []
+
+    struct Cell: Sendable {
+        var offset: Int32
+        var length: Int32
+    }
+
+    func withValue<R>(_ cell: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        let cell = cells[cell]
+        if cell.length < 0 { return try body(nil) }
+        return try bytes.withUnsafeBytes { all in
+            try body(UnsafeRawBufferPointer(rebasing: all[Int(cell.offset)..<Int(cell.offset) + Int(cell.length)]))
+        }
+    }
+
+    func isNull(_ cell: Int) -> Bool { cells[cell].length < 0 }
 }
 
 /// Column names and types of a result, shared by its rows.
@@ -57,7 +80,8 @@ public final class PostgresColumns: Sendable {
 ///     let title = try row.decode(String?.self, "title")
 public struct PostgresRow: Sendable {
     public let columns: PostgresColumns
-    let values: ArraySlice<String?>
+    let storage: PostgresCells
+    let firstCell: Int
 
     public func decode<T: PostgresDecodable>(_: T.Type, _ column: String) throws -> T {
         try decode(T.self, at: index(of: column))
@@ -71,14 +95,16 @@ public struct PostgresRow: Sendable {
         guard index < columns.count else {
             throw PostgresError(kind: .decoding, message: "column index \(index) out of range (\(columns.count) columns)")
         }
-        guard let text = values[values.startIndex + index] else {
-            throw PostgresError(kind: .decoding, message: "column '\(columns.names[index])' is NULL; decode it as Optional")
-        }
-        do {
-            return try T(postgresText: text, type: columns.types[index])
-        } catch var error as PostgresError {
-            error.message = "column '\(columns.names[index])': " + error.message
-            throw error
+        return try storage.withValue(firstCell + index) { bytes in
+            guard let bytes else {
+                throw PostgresError(kind: .decoding, message: "column '\(columns.names[index])' is NULL; decode it as Optional")
+            }
+            do {
+                return try T(postgresBytes: bytes, type: columns.types[index])
+            } catch var error as PostgresError {
+                error.message = "column '\(columns.names[index])': " + error.message
+                throw error
+            }
         }
     }
 
@@ -86,12 +112,12 @@ public struct PostgresRow: Sendable {
         guard index < columns.count else {
             throw PostgresError(kind: .decoding, message: "column index \(index) out of range (\(columns.count) columns)")
         }
-        guard values[values.startIndex + index] != nil else { return nil }
+        guard !storage.isNull(firstCell + index) else { return nil }
         return try decode(T.self, at: index)
     }
 
     public func isNull(_ column: String) throws -> Bool {
-        values[values.startIndex + (try index(of: column))] == nil
+        storage.isNull(firstCell + (try index(of: column)))
     }
 
     private func index(of column: String) throws -> Int {

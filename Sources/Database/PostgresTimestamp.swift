@@ -24,37 +24,42 @@ enum PostgresTimestamp {
 
     /// Parses `YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM[:SS]]]` (also with `T`, `Z`).
     static func parse(_ text: String) -> Date? {
-        var s = Array(text.utf8)[...]
+        var text = text
+        return text.withUTF8 { parse(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The same, straight from the bytes of a result cell.
+    static func parse(bytes s: UnsafeRawBufferPointer) -> Date? {
+        var i = 0
         func number(_ count: Int) -> Int64? {
-            guard s.count >= count else { return nil }
+            guard s.count - i >= count else { return nil }
             var v: Int64 = 0
             for _ in 0..<count {
-                let c = s.first!
+                let c = s[i]
                 guard c >= 48, c <= 57 else { return nil }
                 v = v * 10 + Int64(c - 48)
-                s = s.dropFirst()
+                i += 1
             }
             return v
         }
         func expect(_ c: UInt8) -> Bool {
-            guard s.first == c else { return false }
-            s = s.dropFirst()
+            guard i < s.count, s[i] == c else { return false }
+            i += 1
             return true
         }
         guard let y = number(4), expect(45), let mo = number(2), expect(45), let d = number(2) else { return nil }
-        guard let sep = s.first, sep == 32 || sep == 84 else { return nil }
-        s = s.dropFirst()
+        guard i < s.count, s[i] == 32 || s[i] == 84 else { return nil }
+        i += 1
         guard let h = number(2), expect(58), let mi = number(2), expect(58), let sec = number(2) else { return nil }
         var micros: Int64 = 0
-        if s.first == 46 {
-            s = s.dropFirst()
+        if expect(46) {
             var digits = 0
-            while let c = s.first, c >= 48, c <= 57 {
+            while i < s.count, s[i] >= 48, s[i] <= 57 {
                 if digits < 6 {
-                    micros = micros * 10 + Int64(c - 48)
+                    micros = micros * 10 + Int64(s[i] - 48)
                     digits += 1
                 }
-                s = s.dropFirst()
+                i += 1
             }
             while digits < 6 {
                 micros *= 10
@@ -62,11 +67,12 @@ enum PostgresTimestamp {
             }
         }
         var offset: Int64 = 0
-        if let c = s.first {
+        if i < s.count {
+            let c = s[i]
             if c == 90 {
-                s = s.dropFirst()
+                i += 1
             } else if c == 43 || c == 45 {
-                s = s.dropFirst()
+                i += 1
                 guard let oh = number(2) else { return nil }
                 var om: Int64 = 0
                 var os: Int64 = 0
@@ -77,7 +83,7 @@ enum PostgresTimestamp {
                 return nil
             }
         }
-        guard s.isEmpty else { return nil }
+        guard i == s.count else { return nil }
         let days = daysFromCivil(y, mo, d)
         let seconds = days * 86_400 + h * 3600 + mi * 60 + sec - offset
         return Date(timeIntervalSince1970: Double(seconds) + Double(micros) / 1_000_000)

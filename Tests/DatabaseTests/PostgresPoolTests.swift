@@ -107,6 +107,22 @@ struct PostgresPoolTests {
         #expect(try row.decode(Int.self, "card") == 2)
     }
 
+    @Test("integers decode at their limits; a value too wide for the Swift type is a decoding error")
+    func integerLimits() async throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.shutdown() }
+        let row = try await pool.query(
+            "SELECT (-9223372036854775808)::int8 AS lo, 9223372036854775807::int8 AS hi, (-2147483648)::int4 AS lo4, 0::int8 AS zero, 3000000000::int8 AS wide"
+        )[0]
+        #expect(try row.decode(Int.self, "lo") == Int.min)
+        #expect(try row.decode(Int64.self, "hi") == Int64.max)
+        #expect(try row.decode(Int32.self, "lo4") == Int32.min)
+        #expect(try row.decode(Int.self, "zero") == 0)
+        let error = #expect(throws: PostgresError.self) { try row.decode(Int32.self, "wide") }
+        #expect(error?.kind == .decoding)
+        #expect(error?.message.contains("wide") == true)
+    }
+
     @Test("decoding the wrong type is a clear error naming the column")
     func typeMismatch() async throws {
         let pool = TestDatabase.pool(size: 1)
