@@ -14,8 +14,6 @@ final class Job: @unchecked Sendable {
     /// A single statement and what to do with its outcome.
     struct Statement {
         let query: SQLQuery
-        /// May wait in a pipeline behind other statements.
-        let shareable: Bool
         let complete: (Result<PostgresRows, any Error>) -> Void
     }
 

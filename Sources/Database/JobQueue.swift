@@ -36,7 +36,7 @@ final class JobQueue: @unchecked Sendable {
 
     /// Blocks until a job is available for this worker; empty once the queue is closed and drained.
     ///
-    /// When the first job is a shareable statement, the shareable statements queued right behind it come
+    /// When the first job is a single statement, the single statements queued right behind it come
     /// along too, up to `limit` in all: they were waiting for a connection anyway. While other working
     /// connections are idle, the queue is shared out among them instead, so no statement waits behind
     /// another while a connection that could run it sits free.
@@ -51,8 +51,8 @@ final class JobQueue: @unchecked Sendable {
         let share = (jobs.count + freeSlots - 1) / freeSlots
         busy += 1
         var batch = [jobs.removeFirst()]
-        if batch[0].statement?.shareable == true {
-            while batch.count < min(limit, share), let job = jobs.first, job.statement?.shareable == true {
+        if batch[0].statement != nil {
+            while batch.count < min(limit, share), let job = jobs.first, job.statement != nil {
                 batch.append(jobs.removeFirst())
             }
         }

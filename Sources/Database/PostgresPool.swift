@@ -69,13 +69,13 @@ public final class PostgresPool: Sendable {
     /// Runs one statement and returns its rows.
     ///
     /// A single statement may share a pipeline with other single statements that queued while every
-    /// connection was busy (see `PostgresConnection.pipeline`). A call with its own `timeoutMilliseconds`
-    /// (`/readyz`) is always sent alone, so what it measures is the database, not its batch-mates.
+    /// connection was busy (see `PostgresConnection.pipeline`). `timeoutMilliseconds` bounds the wait for
+    /// a connection; once sent, the statement runs under the session's statement timeout.
     public func query(_ query: SQLQuery, timeoutMilliseconds: Int? = nil) async throws -> PostgresRows {
         let timeout = UInt64(timeoutMilliseconds ?? configuration.acquireTimeoutMilliseconds) * 1_000_000
         return try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<PostgresRows, any Error>) in
             let errors = self.errors
-            let statement = Job.Statement(query: query, shareable: timeoutMilliseconds == nil) { result in
+            let statement = Job.Statement(query: query) { result in
                 if case .failure(let error as PostgresError) = result { errors.record(error) }
                 continuation.resume(with: result)
             }

@@ -35,9 +35,11 @@ struct PostgresPipelineTests {
             tasks.append(Task { try await pool.query(statement)[0].decode(Int.self, "n") })
             while pool.usage.waiting < tasks.count { await Task.yield() }
         }
-        // A caller with its own deadline (`/readyz`) is never put in a pipeline: it measures the database alone.
-        let alone = Task { try await pool.query("SELECT \(50) AS n", timeoutMilliseconds: 30_000)[0].decode(Int.self, "n") }
+        // A transaction is never part of a pipeline: the batch ends before it.
+        let transaction = Task { try await pool.transaction { try $0.query("SELECT \(50) AS n")[0].decode(Int.self, "n") } }
         while pool.usage.waiting < 5 { await Task.yield() }
+        let last = Task { try await pool.query("SELECT \(60) AS n")[0].decode(Int.self, "n") }
+        while pool.usage.waiting < 6 { await Task.yield() }
 
         try await lock.release()
         _ = try await parked.value
@@ -46,7 +48,8 @@ struct PostgresPipelineTests {
         #expect(division?.sqlState == "22012")
         #expect(try await tasks[2].value == 42)
         #expect(try await tasks[3].value == 30)
-        #expect(try await alone.value == 50)
+        #expect(try await transaction.value == 50)
+        #expect(try await last.value == 60)
         // The insert was committed on its own, although a statement before it failed.
         #expect(try await other.query("SELECT count(*) AS n FROM \(raw: table) WHERE n = 42")[0].decode(Int.self, "n") == 1)
 
