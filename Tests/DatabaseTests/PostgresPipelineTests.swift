@@ -18,31 +18,19 @@ struct PostgresPipelineTests {
         let table = "pipeline_probe_\(UInt32.random(in: 0...UInt32.max))"
         try await pool.withConnection { try $0.simpleQuery("CREATE TABLE \(table) (n int8 NOT NULL)") }
 
-        let lock = try await HeldAdvisoryLock.acquire()
-        defer { lock.close() }
-        let parked = Task { try await pool.query("SELECT pg_advisory_lock(\(lock.key))") }
-        while pool.usage.inUse < 1 { await Task.yield() }
+        let parked = try await ParkedConnection.park(pool)
+        defer { parked.close() }
         let before = pool.pipelineCounts
-
-        let statements: [SQLQuery] = [
+        let tasks = await parked.queue([
             "SELECT \(10) AS n",
             "SELECT \(1) / \(0) AS n",
             "INSERT INTO \(raw: table) (n) VALUES (\(42)) RETURNING n",
             "SELECT \(30) AS n",
-        ]
-        var tasks: [Task<Int, any Error>] = []
-        for statement in statements {
-            tasks.append(Task { try await pool.query(statement)[0].decode(Int.self, "n") })
-            while pool.usage.waiting < tasks.count { await Task.yield() }
-        }
+        ]) { try $0[0].decode(Int.self, "n") }
         // A transaction is never part of a pipeline: the batch ends before it.
-        let transaction = Task { try await pool.transaction { try $0.query("SELECT \(50) AS n")[0].decode(Int.self, "n") } }
-        while pool.usage.waiting < 5 { await Task.yield() }
-        let last = Task { try await pool.query("SELECT \(60) AS n")[0].decode(Int.self, "n") }
-        while pool.usage.waiting < 6 { await Task.yield() }
-
-        try await lock.release()
-        _ = try await parked.value
+        let transaction = await parked.queue { try await pool.transaction { try $0.query("SELECT \(50) AS n")[0].decode(Int.self, "n") } }
+        let last = await parked.queue(["SELECT \(60) AS n"]) { try $0[0].decode(Int.self, "n") }[0]
+        try await parked.release()
         #expect(try await tasks[0].value == 10)
         let division = await #expect(throws: PostgresError.self) { try await tasks[1].value }
         #expect(division?.sqlState == "22012")
@@ -63,28 +51,19 @@ struct PostgresPipelineTests {
     func timeoutStaysWithItsStatement() async throws {
         let pool = TestDatabase.pool(size: 1)
         defer { pool.shutdown() }
-        let lock = try await HeldAdvisoryLock.acquire()
-        defer { lock.close() }
-        let parked = Task { try await pool.query("SELECT pg_advisory_lock(\(lock.key))") }
-        while pool.usage.inUse < 1 { await Task.yield() }
-
+        let parked = try await ParkedConnection.park(pool)
+        defer { parked.close() }
         // Each statement is its own transaction, so the session-wide setting made by the first one holds for
         // the sleep and is put back by the third.
-        let statements: [SQLQuery] = [
+        let tasks = await parked.queue([
             "SELECT set_config('statement_timeout', '150', false) AS s",
             "SELECT pg_sleep(30)::text AS s",
             "SELECT set_config('statement_timeout', '5000', false) AS s",
             "SELECT 'after' AS s",
-        ]
-        var tasks: [Task<String, any Error>] = []
-        for statement in statements {
-            tasks.append(Task { try await pool.query(statement)[0].decode(String.self, "s") })
-            while pool.usage.waiting < tasks.count { await Task.yield() }
-        }
+        ]) { try $0[0].decode(String.self, "s") }
         let clock = ContinuousClock()
         let start = clock.now
-        try await lock.release()
-        _ = try await parked.value
+        try await parked.release()
         #expect(try await tasks[0].value == "150ms")
         let timeout = await #expect(throws: PostgresError.self) { try await tasks[1].value }
         #expect(timeout?.isStatementTimeout == true)
@@ -97,24 +76,15 @@ struct PostgresPipelineTests {
     func connectionLostMidPipeline() async throws {
         let pool = TestDatabase.pool(size: 1)
         defer { pool.shutdown() }
-        let lock = try await HeldAdvisoryLock.acquire()
-        defer { lock.close() }
-        let parked = Task { try await pool.query("SELECT pg_advisory_lock(\(lock.key))") }
-        while pool.usage.inUse < 1 { await Task.yield() }
-
-        let statements: [SQLQuery] = [
+        let parked = try await ParkedConnection.park(pool)
+        defer { parked.close() }
+        let tasks = await parked.queue([
             "SELECT \(1) AS n",
             "SELECT CASE WHEN pg_terminate_backend(pg_backend_pid()) THEN \(2) END AS n",
             "SELECT \(3) AS n",
             "SELECT \(4) AS n",
-        ]
-        var tasks: [Task<Int, any Error>] = []
-        for statement in statements {
-            tasks.append(Task { try await pool.query(statement)[0].decode(Int.self, "n") })
-            while pool.usage.waiting < tasks.count { await Task.yield() }
-        }
-        try await lock.release()
-        _ = try? await parked.value
+        ]) { try $0[0].decode(Int.self, "n") }
+        try await parked.release()
         #expect(try await tasks[0].value == 1)
         for task in tasks.dropFirst() {
             do {
@@ -133,13 +103,54 @@ struct PostgresPipelineTests {
     func standbyStepsIn() async throws {
         let pool = TestDatabase.pool(size: 2, activeConnections: 1)
         defer { pool.shutdown() }
-        let lock = try await HeldAdvisoryLock.acquire()
-        defer { lock.close() }
-        let stuck = Task { try await pool.query("SELECT pg_advisory_lock(\(lock.key))") }
-        while pool.usage.inUse < 1 { await Task.yield() }
+        let parked = try await ParkedConnection.park(pool)
+        defer { parked.close() }
         // Answered while the lock is still held, so by the second connection.
         #expect(try await pool.query("SELECT \(7) AS n")[0].decode(Int.self, "n") == 7)
+        try await parked.release()
+    }
+}
+
+/// A pool's working connection parked on a held advisory lock, and the jobs queued behind it in order.
+struct ParkedConnection {
+    let pool: PostgresPool
+    let lock: HeldAdvisoryLock
+    let parked: Task<PostgresRows, any Error>
+
+    static func park(_ pool: PostgresPool) async throws -> ParkedConnection {
+        let lock = try await HeldAdvisoryLock.acquire()
+        let parked = Task { [key = lock.key] in try await pool.query("SELECT pg_advisory_lock(\(key))") }
+        while pool.usage.inUse < 1 { await Task.yield() }
+        return ParkedConnection(pool: pool, lock: lock, parked: parked)
+    }
+
+    /// Starts `work` and returns once it waits in the pool's queue, so jobs queue in the order given.
+    func queue<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async -> Task<T, any Error> {
+        let waiting = pool.usage.waiting
+        let task = Task { try await work() }
+        while pool.usage.waiting <= waiting { await Task.yield() }
+        return task
+    }
+
+    /// Queues each statement as a single `query`, in order; `decode` turns its rows into the answer.
+    func queue<T: Sendable>(
+        _ statements: [SQLQuery],
+        decode: @escaping @Sendable (PostgresRows) throws -> T
+    ) async -> [Task<T, any Error>] {
+        var tasks: [Task<T, any Error>] = []
+        for statement in statements {
+            tasks.append(await queue { [pool] in try decode(try await pool.query(statement)) })
+        }
+        return tasks
+    }
+
+    /// Lets the parked statement finish (its connection may have died with it; that is the caller's test).
+    func release() async throws {
         try await lock.release()
-        _ = try await stuck.value
+        _ = try? await parked.value
+    }
+
+    func close() {
+        lock.close()
     }
 }
