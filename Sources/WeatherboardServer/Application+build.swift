@@ -3,6 +3,7 @@ import Database
 import Hummingbird
 import Logging
 import NIOCore
+import RateLimit
 import ServiceLifecycle
 import Weather
 
@@ -10,7 +11,7 @@ import Weather
 public struct AppDependencies: Sendable {
     public let database: PostgresPool
     public let hasher: PasswordHasher
-    public let rateLimiter: any RateLimiter
+    public let rateLimiter: RateLimiter
     public let accounts: AccountService
     public let posts: PostService
     public let moderation: ModerationService
@@ -21,7 +22,7 @@ public struct AppDependencies: Sendable {
     public let weather: any WeatherProviding
 
     public init(
-        database: PostgresPool, hasher: PasswordHasher, rateLimiter: any RateLimiter, reportPolicy: ReportPolicy = ReportPolicy(),
+        database: PostgresPool, hasher: PasswordHasher, rateLimiter: RateLimiter, reportPolicy: ReportPolicy = ReportPolicy(),
         regions: RegionStore? = nil, weather: (any WeatherProviding)? = nil, metrics: AppMetrics = AppMetrics()
     ) {
         self.database = database
@@ -48,7 +49,7 @@ public struct AppDependencies: Sendable {
             ),
             logger: logger
         )
-        let rateLimiter: any RateLimiter = configuration.rateLimitsEnabled ? PostgresRateLimiter(database: pool) : UnlimitedRateLimiter()
+        let rateLimiter = RateLimiter(database: pool, enabled: configuration.rateLimitsEnabled)
         let regions = RegionStore(database: pool)
         let metrics = AppMetrics()
         return AppDependencies(
