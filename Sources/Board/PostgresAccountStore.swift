@@ -124,40 +124,38 @@ public struct PostgresAccountStore: AccountStore {
 
     public func delete(accountID: Int) async throws {
         try await database.transaction { connection in
-            // Every statement below walks an index on the account's id (sql/0015, AccountDeletionPlanTests).
             let locked = try connection.query("SELECT id FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL FOR UPDATE")
             guard !locked.isEmpty else { return }
-            try connection.execute("DELETE FROM sessions WHERE account_id = \(accountID)")
-            try connection.execute("DELETE FROM blocks WHERE blocker_id = \(accountID)")
-            try connection.execute("DELETE FROM blocks WHERE blocked_id = \(accountID)")
+            for statement in Self.deletionStatements(accountID: accountID) {
+                try connection.execute(statement)
+            }
+        }
+    }
+
+    /// Account deletion, in order. Each walks an index on the account's (or its posts') id, so deleting
+    /// stays fast however large the tables grow (sql/0015; `HostileClientTests.deletionPlans` checks).
+    public static func deletionStatements(accountID: Int) -> [SQLQuery] {
+        [
+            "DELETE FROM sessions WHERE account_id = \(accountID)",
+            "DELETE FROM blocks WHERE blocker_id = \(accountID)",
+            "DELETE FROM blocks WHERE blocked_id = \(accountID)",
             // Posts nobody reported go, with their revisions. Reported ones stay as evidence for their
             // reports: deleted, without text; the reports keep their own snapshots.
-            try connection.execute(
-                """
-                DELETE FROM posts p WHERE p.author_id = \(accountID)
-                  AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.post_id = p.id)
-                """
-            )
-            try connection.execute(
-                """
-                DELETE FROM post_revisions v USING posts p WHERE p.author_id = \(accountID) AND v.post_id = p.id
-                """
-            )
-            try connection.execute(
-                """
-                UPDATE posts SET title = NULL, body = '', deleted_at = COALESCE(deleted_at, now()), deleted_by = COALESCE(deleted_by, author_id)
-                WHERE author_id = \(accountID)
-                """
-            )
+            "DELETE FROM posts p WHERE p.author_id = \(accountID) AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.post_id = p.id)",
+            "DELETE FROM post_revisions v USING posts p WHERE p.author_id = \(accountID) AND v.post_id = p.id",
+            """
+            UPDATE posts SET title = NULL, body = '', deleted_at = COALESCE(deleted_at, now()), deleted_by = COALESCE(deleted_by, author_id)
+            WHERE author_id = \(accountID)
+            """,
+            // Its idempotency keys can replay nothing any more.
+            "DELETE FROM idempotency_keys WHERE scope = \("post:\(accountID)")",
             // The row stays as an id (reports, the log and evidence posts point at it): no name, no password.
-            try connection.execute(
-                """
-                UPDATE accounts SET username = NULL, password_hash = NULL, display_name = \(Self.deletedDisplayName),
-                    ban_reason = NULL, deleted_at = now()
-                WHERE id = \(accountID)
-                """
-            )
-        }
+            """
+            UPDATE accounts SET username = NULL, password_hash = NULL, display_name = \(Self.deletedDisplayName),
+                ban_reason = NULL, deleted_at = now()
+            WHERE id = \(accountID)
+            """,
+        ]
     }
 
     /// What moderators see as the author of a deleted account's evidence posts.

@@ -68,6 +68,14 @@ public struct RateLimiter: Sendable {
         return try rows.first?.decode(Int.self, "n") ?? 0
     }
 
+    /// Deletes up to `batchSize` buckets whose window has passed (the background purger runs it).
+    public static func purgeStatement(batchSize: Int) -> SQLQuery {
+        """
+        DELETE FROM rate_limits WHERE bucket IN (
+            SELECT bucket FROM rate_limits WHERE expires_at < now() LIMIT \(batchSize))
+        """
+    }
+
     /// `name:subject`; a long or unusual subject (a username as typed) is replaced by its SHA-256, so a
     /// bucket key is short and plain whatever a client sends.
     static func bucket(_ policy: RateLimitPolicy, subject: String) -> String {
