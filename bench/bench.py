@@ -52,7 +52,7 @@ for _ in range(200):
         time.sleep(0.05)
 
 def wrk(path, script=None, duration=DURATION, conns=CONNS, env_extra=None):
-    args = ["wrk", "-t2", f"-c{conns}", f"-d{duration}s", "--latency"]
+    args = ["wrk", "-t1", f"-c{conns}", f"-d{duration}s", "--latency"]
     if script: args += ["-s", script]
     out = subprocess.run(args + [BASE + path], capture_output=True, text=True, env=dict(os.environ, **(env_extra or {}))).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
@@ -111,7 +111,7 @@ SELECT_POST = open(os.path.join(ROOT, "bench", "sql", "post_by_id.sql")).read()
 LIST_POSTS = open(os.path.join(ROOT, "bench", "sql", "list_posts.sql")).read()
 CREATE_POST = open(os.path.join(ROOT, "bench", "sql", "create_post.sql")).read()
 
-print(f"==> routes (wrk -t2 -c{CONNS} -d{DURATION}s; pgbench -M prepared -c{CONNS} -j2 -T{DURATION})", file=sys.stderr)
+print(f"==> routes (wrk -t1 -c{CONNS} -d{DURATION}s; pgbench -M prepared -c{CONNS} -j2 -T{DURATION})", file=sys.stderr)
 health = route("GET /healthz", "/healthz")
 route("GET /readyz", "/readyz", sql="SELECT 1;\n")
 route("GET /v1/posts/{id}", f"/v1/posts/{POST_ID}", sql=SELECT_POST, defines={"id": POST_ID})
@@ -207,6 +207,35 @@ if not QUICK:
     for name, (nosort, first) in plans.items():
         print(f"  plan {name:<30} {'no sort' if nosort else 'SORTS'}: {first}", file=sys.stderr)
 
+# ---- account deletion (10,000 posts, 10,000 sessions, 50 reported posts kept as evidence) and one purger pass --
+print("==> account deletion and the purger", file=sys.stderr)
+victim = http("POST", "/v1/accounts")
+VID = victim["account"]["id"]
+psql(f"""INSERT INTO posts (author_id, region_id, weather_type, category, title, body)
+SELECT {VID}, 1835848, 'rain', 'food', 'to delete ' || i, 'deleted with the account ' || i FROM generate_series(1, 10000) AS i""")
+psql(f"""INSERT INTO sessions (account_id, token_hash, token_prefix)
+SELECT {VID}, encode(sha256(convert_to('bench-delete-' || i, 'UTF8')), 'hex'), 'wb_bench' FROM generate_series(1, 10000) AS i""")
+psql(f"""INSERT INTO reports (post_id, reporter_id, reason, reported_title, reported_body)
+SELECT id, {ME}, 'spam', title, body FROM posts WHERE author_id = {VID} ORDER BY id LIMIT 50""")
+psql("ANALYZE")
+total_posts = psql("SELECT count(*) FROM posts")
+t0 = time.perf_counter()
+http("DELETE", "/v1/accounts/me", token=victim["token"])
+delete_ms = (time.perf_counter() - t0) * 1000
+kept = psql(f"SELECT count(*) FROM posts WHERE author_id = {VID}")
+print(f"  DELETE /v1/accounts/me: {delete_ms:.0f} ms ({total_posts} posts in the table; {kept} kept as evidence)", file=sys.stderr)
+psql("""INSERT INTO idempotency_keys (scope, key, request_hash, created_at)
+SELECT 'bench', md5(i::text), '', now() - interval '25 hours' FROM generate_series(1, 100000) AS i""")
+psql("""INSERT INTO rate_limits (bucket, hits, expires_at)
+SELECT 'bench:' || i, ARRAY[1::int8], now() - interval '1 minute' FROM generate_series(1, 100000) AS i""")
+psql(f"""INSERT INTO sessions (account_id, token_hash, token_prefix, revoked_at)
+SELECT {ME}, encode(sha256(convert_to('bench-revoked-' || i, 'UTF8')), 'hex'), 'wb_bench', now() - interval '2 days' FROM generate_series(1, 10000) AS i""")
+psql("ANALYZE")
+t0 = time.perf_counter()
+purge_out = sh(BIN, "purge", env=env).strip()
+purge_ms = (time.perf_counter() - t0) * 1000
+print(f"  one purger pass (weatherboard purge, process start included): {purge_ms:.0f} ms: {purge_out}", file=sys.stderr)
+
 peak = rss_kb("VmHWM")
 server.send_signal(signal.SIGTERM)
 code = server.wait(timeout=30)
@@ -235,6 +264,8 @@ print("Weather and regions (bench/weather.sh, exit %d):" % weather_run.returncod
 print("```")
 print(weather_lines)
 print("```")
+print(f"- account deletion with 10,000 posts and 10,000 sessions ({total_posts} posts in the table): {delete_ms:.0f} ms")
+print(f"- one purger pass over 100,000 expired idempotency keys, 100,000 expired rate-limit buckets, 10,000 revoked sessions: {purge_ms:.0f} ms ({purge_out})")
 errors = sum(r["non2xx"] for r in rows)
 print(f"- non-2xx responses during the route runs: {errors}; server exit code after SIGTERM: {code}")
 json.dump({"rows": [{k: v for k, v in r.items() if k != "raw"} for r in rows], "login": {k: v for k, v in login.items() if k != "raw"},

@@ -188,7 +188,10 @@ struct HostileClientTests {
             #expect(try await server.json("POST", "/v1/accounts").status == 429)
             let bucket = "account-create:\(server.clientIP)"
             let database = server.dependencies.database
-            try await database.execute("UPDATE rate_limits SET hits = ARRAY(SELECT h - 59::int8 * 60 * 1000000 FROM unnest(hits) h) WHERE bucket = \(bucket)")
+            // Every hit as if made 59 minutes ago.
+            try await database.execute(
+                "UPDATE rate_limits SET hits = ARRAY(SELECT (extract(epoch FROM now()) * 1000000)::int8 - 59::int8 * 60 * 1000000 FROM unnest(hits)) WHERE bucket = \(bucket)"
+            )
             let stillRefused = try await server.json("POST", "/v1/accounts")
             #expect(stillRefused.status == 429)
             // The oldest hit leaves the window in about a minute.
