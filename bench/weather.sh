@@ -5,7 +5,7 @@
 #
 # The main bench's server runs with WEATHER_PROVIDER=none, so this script starts a second instance of the
 # same binary (found from SERVER_PID, or WEATHERBOARD_BIN, or the release build) on the same database,
-# pointed at a fake open-meteo on loopback (bench/fake_weather.py), and measures with wrk -t2 -c32:
+# pointed at a fake open-meteo on loopback (bench/fake_weather.py), and measures with wrk -t1 -c32:
 #   - /healthz on that instance (the reference: the goal is cached weather ≥ 0.8× healthz);
 #   - cached GET /v1/regions/{id}/weather;
 #   - region search (rotating Korean/English prefixes), on BASE_URL;
@@ -54,7 +54,7 @@ BASE_URL="${BASE_URL:-$WB}"
 
 measure() { # route-label url [wrk args…]
   local label="$1" url="$2"; shift 2
-  local out; out="$(wrk -t2 -c32 -d"${DURATION}s" --latency "$@" "$url")"
+  local out; out="$(wrk -t1 -c32 -d"${DURATION}s" --latency "$@" "$url")"
   local rps p99
   rps="$(awk '/Requests\/sec:/ {print $2}' <<<"$out")"
   p99="$(awk '$1 == "99%" {v=$2; if (v ~ /us$/) {sub(/us$/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v=v*1000}; printf "%.2f", v}' <<<"$out")"
