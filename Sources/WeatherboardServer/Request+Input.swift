@@ -10,11 +10,16 @@ extension Request {
         let data = Data(buffer.readableBytesView)
         if data.isEmpty { throw APIError.badRequest("a JSON body is required") }
         guard String(data: data, encoding: .utf8) != nil else { throw APIError.badRequest("the body is not valid UTF-8") }
+        let object: Any
         do {
-            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
+            // A raw NUL byte inside a string makes the JSON invalid; if that is all that is wrong with it,
+            // name the field it is in (422) like the escaped `\u0000` below.
+            try InputText.checkRawNUL(data)
             throw APIError.badRequest("the body is not valid JSON")
         }
+        try InputText.checkJSON(object)
         do {
             return try JSONCoding.decoder.decode(T.self, from: data)
         } catch let error as DecodingError {
