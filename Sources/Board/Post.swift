@@ -33,11 +33,15 @@ public struct Post: Sendable, Equatable {
     public var createdAt: Date
     public var updatedAt: Date
     public var edited: Bool
+    /// 1 when created, one more with every edit that changed something (the API's `ETag`).
+    public var version: Int
 
     public init(
         id: Int, authorID: Int, authorDisplayName: String, region: RegionSummary, weatherType: WeatherType, category: Category,
-        title: String?, body: String, status: PostStatus, hiddenReason: String? = nil, deleted: Bool, createdAt: Date, updatedAt: Date, edited: Bool
+        title: String?, body: String, status: PostStatus, hiddenReason: String? = nil, deleted: Bool, createdAt: Date, updatedAt: Date, edited: Bool,
+        version: Int = 1
     ) {
+        self.version = version
         self.hiddenReason = hiddenReason
         self.id = id
         self.authorID = authorID
@@ -135,6 +139,37 @@ public struct PostPatch: Sendable {
         self.body = body
         self.weatherType = weatherType
         self.category = category
+    }
+}
+
+/// What an edit writes over the locked row (`PostStore.edit`): the merged fields, and `hidden` when the
+/// term filter holds a visible post.
+public struct PostEdit: Sendable, Equatable {
+    public var weatherType: WeatherType
+    public var category: Category
+    public var title: String?
+    public var body: String
+    public var status: PostStatus?
+
+    public init(weatherType: WeatherType, category: Category, title: String?, body: String, status: PostStatus?) {
+        self.weatherType = weatherType
+        self.category = category
+        self.title = title
+        self.body = body
+        self.status = status
+    }
+}
+
+/// An edit's precondition (the API's `If-Match`): any existing post, or one of the listed versions.
+public enum VersionPrecondition: Sendable, Equatable {
+    case any
+    case oneOf([Int])
+
+    public func matches(_ version: Int) -> Bool {
+        switch self {
+        case .any: return true
+        case .oneOf(let versions): return versions.contains(version)
+        }
     }
 }
 

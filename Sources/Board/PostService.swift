@@ -128,29 +128,59 @@ public struct PostService: Sendable {
 
     // MARK: Edit and delete
 
-    public func update(id: Int, patch: PostPatch, by identity: Identity) async throws -> Post {
+    /// Applies a PATCH (CONTRACT §4). Edits of one post are serialized: the patch is merged with the post
+    /// as it is on its locked row, so two edits of different fields sent at once both take effect, each
+    /// stores exactly one revision (the version it replaced), and an edit that changes nothing stores none.
+    /// With `precondition` (the API's `If-Match`), an edit of a post whose version no longer matches throws
+    /// `preconditionFailed` and changes nothing.
+    public func update(id: Int, patch: PostPatch, precondition: VersionPrecondition? = nil, by identity: Identity) async throws -> Post {
         try identity.requireNotBanned()
         let viewer = Viewer(identity)
-        guard let post = try await store.post(id: id), !post.deleted, Self.canSee(post, viewer: viewer) else {
-            throw BoardError.notFound("post")
+        // The patch's own values are checked before the transaction; a refusal is reported only after the
+        // visibility and ownership checks, as before (a stranger learns nothing from a bad value).
+        let changes = Result { try Self.validate(patch) }
+        let rule = try await filter.holdRule()
+        return try await store.edit(id: id) { post in
+            guard !post.deleted, Self.canSee(post, viewer: viewer) else { throw BoardError.notFound("post") }
+            guard post.authorID == identity.accountID else { throw BoardError.notOwner }
+            if let precondition, !precondition.matches(post.version) { throw BoardError.preconditionFailed }
+            return Self.merge(try changes.get(), into: post, rule: rule)
         }
-        guard post.authorID == identity.accountID else { throw BoardError.notOwner }
-        let weatherType = try patch.weatherType.map { try Self.weatherType($0) } ?? post.weatherType
-        let category = try patch.category.map { try Self.category($0) } ?? post.category
-        var title = post.title
+    }
+
+    /// A patch's values, validated and normalized; nil leaves a field alone, `title: .some(nil)` removes it.
+    struct ValidatedPatch: Sendable {
+        var weatherType: WeatherType?
+        var category: Category?
+        var title: String??
+        var body: String?
+    }
+
+    static func validate(_ patch: PostPatch) throws -> ValidatedPatch {
+        var title: String?? = nil
         if let newTitle = patch.title {
-            title = try newTitle.map { try TextRules.validate($0, field: "title", range: 0...100) }
-            if title?.isEmpty == true { title = nil }
+            let validated = try newTitle.map { try TextRules.validate($0, field: "title", range: 0...100) }
+            title = .some(validated?.isEmpty == true ? nil : validated)
         }
-        let body = try patch.body.map { try TextRules.validate($0, field: "body", range: 1...2000) } ?? post.body
-        if weatherType == post.weatherType, category == post.category, title == post.title, body == post.body {
-            return post  // nothing changed: no revision
-        }
-        let held = try await filter.shouldHold([title ?? "", body])
-        return try await store.update(
-            id: id, weatherType: weatherType, category: category, title: title, body: body,
-            status: held && post.status == .visible ? .hidden : nil
+        return ValidatedPatch(
+            weatherType: try patch.weatherType.map { try Self.weatherType($0) },
+            category: try patch.category.map { try Self.category($0) },
+            title: title,
+            body: try patch.body.map { try TextRules.validate($0, field: "body", range: 1...2000) }
         )
+    }
+
+    /// The row to write when `changes` are applied to `post` as it is now; nil when nothing changes.
+    static func merge(_ changes: ValidatedPatch, into post: Post, rule: HoldRule) -> PostEdit? {
+        let weatherType = changes.weatherType ?? post.weatherType
+        let category = changes.category ?? post.category
+        let title = changes.title ?? post.title
+        let body = changes.body ?? post.body
+        if weatherType == post.weatherType, category == post.category, title == post.title, body == post.body {
+            return nil  // nothing changed: no revision
+        }
+        let held = rule.holds([title ?? "", body])
+        return PostEdit(weatherType: weatherType, category: category, title: title, body: body, status: held && post.status == .visible ? .hidden : nil)
     }
 
     /// Soft delete by the author (repeatable) or a moderator. Returns true when a moderator deleted

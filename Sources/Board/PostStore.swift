@@ -9,8 +9,11 @@ public protocol PostStore: Sendable {
     func list(_ query: PostQuery, viewer: Viewer) async throws -> [Post]
     /// The author's own posts of every status, deleted ones excepted.
     func listOwn(authorID: Int, before: Int?, limit: Int) async throws -> [Post]
-    /// Applies an edit, keeping the replaced version as a revision. Returns the new post.
-    func update(id: Int, weatherType: WeatherType, category: Category, title: String?, body: String, status: PostStatus?) async throws -> Post
+    /// Edits a post in one transaction on its locked row (`SELECT … FOR UPDATE`), so edits of one post
+    /// happen one after another: `decide` gets the post as it is now and returns what to write, or nil when
+    /// nothing changes (or throws to change nothing). A write keeps the replaced version as exactly one
+    /// revision and bumps `version`. Throws `notFound` when there is no such post. Returns the post after.
+    func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> Post
     func softDelete(id: Int, by accountID: Int) async throws
     func revisions(postID: Int) async throws -> [PostRevision]
     /// The region nearest to a point.

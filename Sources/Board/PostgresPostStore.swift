@@ -12,7 +12,7 @@ public struct PostgresPostStore: PostStore {
     static let select = """
         SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en, r.name_ko, r.country_code,
                p.weather_type, p.category, p.title, p.body, p.status, p.hidden_reason, (p.deleted_at IS NOT NULL) AS deleted,
-               p.created_at, p.updated_at, p.edited
+               p.created_at, p.updated_at, p.edited, p.version
         FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id
         """
 
@@ -20,11 +20,11 @@ public struct PostgresPostStore: PostStore {
     /// position instead of looking each name up (a list decodes 357 values per page).
     enum Column: Int, CaseIterable {
         case id, authorID, authorName, regionID, nameEnglish, nameKorean, countryCode
-        case weatherType, category, title, body, status, hiddenReason, deleted, createdAt, updatedAt, edited
+        case weatherType, category, title, body, status, hiddenReason, deleted, createdAt, updatedAt, edited, version
 
         var name: String {
             ["id", "author_id", "author_name", "region_id", "name_en", "name_ko", "country_code", "weather_type", "category", "title",
-             "body", "status", "hidden_reason", "deleted", "created_at", "updated_at", "edited"][rawValue]
+             "body", "status", "hidden_reason", "deleted", "created_at", "updated_at", "edited", "version"][rawValue]
         }
     }
 
@@ -51,7 +51,8 @@ public struct PostgresPostStore: PostStore {
             deleted: try value(Bool.self, .deleted),
             createdAt: try value(Date.self, .createdAt),
             updatedAt: try value(Date.self, .updatedAt),
-            edited: try value(Bool.self, .edited)
+            edited: try value(Bool.self, .edited),
+            version: try value(Int.self, .version)
         )
     }
 
@@ -191,24 +192,33 @@ public struct PostgresPostStore: PostStore {
         return sql
     }
 
-    public func update(id: Int, weatherType: WeatherType, category: Category, title: String?, body: String, status: PostStatus?) async throws -> Post {
+    public func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> Post {
         try await database.transaction { connection in
+            // The row lock serializes edits of this post: a second edit waits here until the first commits,
+            // then reads (READ COMMITTED: a fresh snapshot per statement) and merges with its result.
+            guard let row = try connection.query("\(raw: Self.select) WHERE p.id = \(id) FOR UPDATE OF p").first else {
+                throw BoardError.notFound("post")
+            }
+            let current = try Self.post(from: row)
+            guard let edit = try decide(current) else { return current }
+            // The revision is the locked row as it was: the version this edit replaces.
             try connection.execute(
                 """
-                INSERT INTO post_revisions (post_id, weather_type, category, title, body)
-                SELECT id, weather_type, category, title, body FROM posts WHERE id = \(id)
+                INSERT INTO post_revisions (post_id, weather_type, category, title, body, version)
+                SELECT id, weather_type, category, title, body, version FROM posts WHERE id = \(id)
                 """
             )
+            let status = edit.status?.rawValue
             try connection.execute(
                 """
-                UPDATE posts SET weather_type = \(weatherType.rawValue), category = \(category.rawValue), title = \(title), body = \(body),
-                    edited = true, updated_at = now(),
-                    status = COALESCE(\(status?.rawValue), status),
-                    hidden_reason = CASE WHEN \(status?.rawValue) = 'hidden' THEN 'filter' ELSE hidden_reason END
+                UPDATE posts SET weather_type = \(edit.weatherType.rawValue), category = \(edit.category.rawValue), title = \(edit.title),
+                    body = \(edit.body), edited = true, updated_at = now(), version = version + 1,
+                    status = COALESCE(\(status), status),
+                    hidden_reason = CASE WHEN \(status) = 'hidden' THEN 'filter' ELSE hidden_reason END
                 WHERE id = \(id)
                 """
             )
-            if status == .hidden {
+            if edit.status == .hidden {
                 try Self.queueForFilter(postID: id, connection: connection)
             }
             return try Self.post(from: connection.query("\(raw: Self.select) WHERE p.id = \(id)")[0])

@@ -32,6 +32,34 @@ public struct PostgresBind: Sendable, Equatable {
     }
 }
 
+extension PostgresBind {
+    /// libpq takes every text-format parameter as a NUL-terminated C string (`PQexecPrepared`'s
+    /// `paramValues`, copied with `strdup`), so a value holding a NUL would silently lose everything after
+    /// it: `name\u{0}anything` would be looked up as `name`. Such a parameter is refused, never truncated.
+    /// (The HTTP layer rejects NUL in requests long before this; this is the last line of defence.)
+    /// The error carries SQLSTATE 22021 (`character_not_in_repertoire`), what PostgreSQL answers for a NUL
+    /// in text.
+    public static func requireCStrings(_ binds: [PostgresBind]) throws {
+        for (index, bind) in binds.enumerated() {
+            if let text = bind.text, text.utf8.contains(0) {
+                throw PostgresError(
+                    kind: .server,
+                    message: "parameter $\(index + 1) contains a NUL character (U+0000), which a text parameter cannot carry",
+                    sqlState: PostgresError.nulInText
+                )
+            }
+        }
+    }
+}
+
+extension PostgresError {
+    /// SQLSTATE of a text parameter refused for holding a NUL (see `PostgresBind.requireCStrings`).
+    public static let nulInText = "22021"
+
+    /// True when a statement was refused because a text parameter held a NUL.
+    public var isNULInText: Bool { sqlState == Self.nulInText }
+}
+
 /// A Swift value that can be sent as a bind parameter.
 public protocol PostgresEncodable: Sendable {
     static var postgresType: UInt32 { get }

@@ -268,6 +268,8 @@ public final class PostgresConnection {
     // MARK: Internals
 
     private func prepared(_ query: SQLQuery, handle: OpaquePointer) throws -> PreparedStatement {
+        // Every statement passes here before its parameters go to libpq as C strings.
+        try PostgresBind.requireCStrings(query.binds)
         if let statement = statements[query.sql] { return statement }
         let name = "wb\(statements.count + 1)"
         let types = query.binds.map { Oid($0.type) }

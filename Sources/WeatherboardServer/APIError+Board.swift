@@ -27,6 +27,8 @@ extension APIError {
             self = .invalidField(field, message)
         case .badRequest(let message):
             self = .badRequest(message)
+        case .preconditionFailed:
+            self.init(.preconditionFailed, "precondition_failed", "the post has changed since that version (If-Match); fetch it again")
         case .rateLimited(let seconds):
             self.init(RateLimitExceeded(retryAfterSeconds: seconds))
         }

@@ -65,7 +65,7 @@ struct AccountsController {
     @Sendable func block(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         let body = try await request.decodeJSON(as: BlockRequest.self, context: context)
-        guard let id = Int(body.accountId), id > 0 else { throw APIError.notFound("account") }
+        guard let id = CanonicalID.parse(body.accountId) else { throw APIError.notFound("account") }
         try await accounts.block(identity, accountID: id)
         return noContent()
     }

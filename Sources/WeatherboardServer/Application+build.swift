@@ -92,6 +92,7 @@ public func buildApplication(
 func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies, logger: Logger) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     router.add(middleware: RequestEnvelopeMiddleware(logger: logger, metrics: dependencies.metrics))
+    router.add(middleware: InputTextMiddleware())
     router.addRoutes(HealthController(database: dependencies.database).endpoints)
     router.addRoutes(MetricsController(metrics: dependencies.metrics, database: dependencies.database).endpoints)
     router.addRoutes(OpenAPIController(document: OpenAPIController.loadDocument()).endpoints)

@@ -55,7 +55,7 @@ struct FeedController {
             guard parameters.get("lat") == nil, parameters.get("lon") == nil else {
                 throw APIError.badRequest("give regionId or lat and lon, not both")
             }
-            guard let id = Int(rawID), id > 0, let found = try await regions.region(id: id) else { throw APIError.notFound("region") }
+            guard let id = CanonicalID.parse(rawID), let found = try await regions.region(id: id) else { throw APIError.notFound("region") }
             region = found
         } else if parameters.get("lat") != nil || parameters.get("lon") != nil {
             let lat = try RegionsController.coordinate(parameters.get("lat"), name: "lat", range: -90...90)

@@ -1,4 +1,5 @@
 import Board
+import Foundation
 import Hummingbird
 import Weather
 import WeatherboardAPI
@@ -25,7 +26,7 @@ struct PostsController {
         let body = try await request.decodeJSON(as: CreatePostRequest.self, context: context)
         let location: PostLocation?
         if let regionId = body.regionId {
-            guard let id = Int(regionId), id > 0 else { throw APIError.invalidField("regionId", "no such region") }
+            guard let id = CanonicalID.parse(regionId) else { throw APIError.invalidField("regionId", "no such region") }
             location = .region(id)
         } else if let point = body.location {
             location = .coordinates(lat: point.lat, lon: point.lon)
@@ -64,7 +65,9 @@ struct PostsController {
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let post = try await posts.post(id: try context.pathID("id", "post"), viewer: context.viewer)
-        return try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language))
+        var response = try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language))
+        response.headers[.eTag] = PostETag.value(post)
+        return response
     }
 
     @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -72,8 +75,11 @@ struct PostsController {
         let id = try context.pathID("id", "post")
         let body = try await request.decodeJSON(as: PatchPostRequest.self, context: context)
         let patch = PostPatch(title: body.title, body: body.body, weatherType: body.weatherType, category: body.category)
-        let post = try await posts.update(id: id, patch: patch, by: identity)
-        return try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language))
+        let precondition = PostETag.precondition(ifMatch: request.headers[values: .ifMatch], postID: id)
+        let post = try await posts.update(id: id, patch: patch, precondition: precondition, by: identity)
+        var response = try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language))
+        response.headers[.eTag] = PostETag.value(post)
+        return response
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -83,5 +89,32 @@ struct PostsController {
             try await moderation.recordPostDeletion(postID: id, by: identity)
         }
         return noContent()
+    }
+}
+
+/// A post's entity tag: strong and opaque to clients, made of the post's id and its edit version
+/// (`"<id>-<version>"`), so it changes with every edit and a tag of one post never matches another.
+enum PostETag {
+    static func value(_ post: Post) -> String {
+        "\"\(post.id)-\(post.version)\""
+    }
+
+    /// `If-Match` as the edit's precondition: nil when absent, `.any` for `*`, else the versions of this
+    /// post the listed tags name. Weak tags (`W/"…"`) never match (RFC 9110 compares strongly), and a tag
+    /// that is not one of ours names no version, so such a header fails the precondition (412).
+    static func precondition(ifMatch fields: [String], postID: Int) -> VersionPrecondition? {
+        guard !fields.isEmpty else { return nil }
+        var versions: [Int] = []
+        for field in fields {
+            for member in field.split(separator: ",") {
+                let tag = member.trimmingCharacters(in: .whitespaces)
+                if tag == "*" { return .any }
+                guard tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\"") else { continue }
+                let parts = tag.dropFirst().dropLast().split(separator: "-", omittingEmptySubsequences: false)
+                guard parts.count == 2, CanonicalID.parse(parts[0]) == postID, let version = CanonicalID.parse(parts[1]) else { continue }
+                versions.append(version)
+            }
+        }
+        return .oneOf(versions)
     }
 }

@@ -1,3 +1,4 @@
+import Board
 import Database
 import Foundation
 import HTTPTypes
@@ -77,18 +78,14 @@ struct RegionsController {
 
     // MARK: Parameters
 
-    /// Ids are decimal geonameids; anything else cannot name a region (404, not 400).
+    /// Ids are decimal geonameids, exactly as the server gave them (`CanonicalID`); anything else cannot
+    /// name a region (404, not 400).
     static func regionID(_ context: AppRequestContext) -> Int? {
-        guard let text = context.parameters.get("id"), !text.isEmpty, text.count <= 18,
-            text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let id = Int(text), id > 0
-        else { return nil }
-        return id
+        context.parameters.get("id").flatMap { CanonicalID.parse($0) }
     }
 
     static func limit(_ raw: String?) throws -> Int {
-        guard let raw else { return 20 }
-        guard let value = Int(raw), value >= 1 else { throw APIError.badRequest("limit must be a positive integer") }
-        return min(value, 100)
+        try PageLimit.parse(raw)
     }
 
     static func coordinate(_ raw: String?, name: String, range: ClosedRange<Double>) throws -> Double {

@@ -10,11 +10,16 @@ extension Request {
         let data = Data(buffer.readableBytesView)
         if data.isEmpty { throw APIError.badRequest("a JSON body is required") }
         guard String(data: data, encoding: .utf8) != nil else { throw APIError.badRequest("the body is not valid UTF-8") }
+        let object: Any
         do {
-            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
+            // A raw NUL byte inside a string makes the JSON invalid; if that is all that is wrong with it,
+            // name the field it is in (422) like the escaped `\u0000` below.
+            try InputText.checkRawNUL(data)
             throw APIError.badRequest("the body is not valid JSON")
         }
+        try InputText.checkJSON(object)
         do {
             return try JSONCoding.decoder.decode(T.self, from: data)
         } catch let error as DecodingError {
@@ -43,13 +48,10 @@ extension Request {
         }
     }
 
-    /// The page size: default 20, above 100 clamped to 100; anything but a positive integer is 400.
+    /// The page size: default 20, any all-digit value above 100 (however large) clamped to 100; 0, a sign or
+    /// anything but digits is 400 (`PageLimit`).
     func pageLimit() throws -> Int {
-        guard let raw = uri.queryParameters.get("limit") else { return 20 }
-        guard let value = Int(String(raw)), value >= 1 else {
-            throw APIError.badRequest("limit must be a positive integer")
-        }
-        return min(value, 100)
+        try PageLimit.parse(uri.queryParameters.get("limit"))
     }
 
     /// The decoded `cursor`, if any; garbage is 400.
@@ -67,10 +69,11 @@ extension Request {
         return value
     }
 
-    /// An optional query id (`regionId=`, `authorId=`): ids are decimal strings; anything else is 400.
+    /// An optional query id (`regionId=`, `authorId=`): exactly an id the server gave (`CanonicalID`);
+    /// anything else (`+5`, `05`, `5 `) is 400.
     func queryID(_ name: String) throws -> Int? {
         guard let raw = uri.queryParameters.get(name) else { return nil }
-        guard let id = Int(String(raw)), id > 0 else { throw APIError.badRequest("\(name) is not a valid id") }
+        guard let id = CanonicalID.parse(raw) else { throw APIError.badRequest("\(name) is not a valid id") }
         return id
     }
 
@@ -90,9 +93,9 @@ extension Request {
 }
 
 extension AppRequestContext {
-    /// A path id: ids are positive decimal strings; anything else is an unknown id, 404.
+    /// A path id: exactly an id the server gave (`CanonicalID`); anything else (`+5`, `05`) names nothing, 404.
     func pathID(_ name: String = "id", _ what: String) throws -> Int {
-        guard let raw = parameters.get(name), let id = Int(raw), id > 0 else { throw APIError.notFound(what) }
+        guard let raw = parameters.get(name), let id = CanonicalID.parse(raw) else { throw APIError.notFound(what) }
         return id
     }
 }

@@ -64,6 +64,10 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
             apiError = APIError(error)
         case let error as HTTPError:
             apiError = Self.translate(error)
+        case let error as PostgresError where error.isNULInText:
+            // Input checks (`InputText`) should have refused it first; the data layer refused it anyway.
+            logger.warning("NUL reached the data layer", metadata: ["request_id": "\(requestID)", "path": "\(request.uri.path)"])
+            apiError = .badRequest("text must not contain a NUL character (U+0000)")
         case let error as PostgresError where error.isUnavailable:
             logger.warning("database unavailable", metadata: ["request_id": "\(requestID)", "error": "\(error)"])
             apiError = .databaseUnavailable
