@@ -10,7 +10,9 @@
 #             weatherboard.env.example and OPERATIONS.md (catches drift when the code grows a variable).
 #   nginx     `nginx -t` of a minimal nginx.conf that includes deploy/nginx/weatherboard.conf, with the
 #             certificate paths pointed at a self-signed certificate made with openssl, and log paths in
-#             the temp dir.
+#             the temp dir. Then that site runs for real on loopback in front of a stub upstream, and curl
+#             checks that nothing under /metrics gets through (/metrics/, //metrics, /%6detrics, …) while
+#             /healthz and /v1/posts do.
 #   docker    no Docker engine here (so no build, no `docker compose config`): compose.yaml is parsed with
 #             PyYAML and checked structurally; the Dockerfile's stages, COPY sources and ignore file are
 #             checked against the repository.
@@ -24,7 +26,7 @@ set -uo pipefail
 DEPLOY="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$DEPLOY/.." && pwd)"
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/weatherboard-lint.XXXXXX")"
-trap 'rm -rf "$TMP"' EXIT
+trap 'stop_live_nginx; rm -rf "$TMP"' EXIT
 
 PASSED=0
 FAILED=0
@@ -184,6 +186,137 @@ PATTERNS
   else fail "nginx: required settings missing or wrong" "${missing#$'\n'}"; fi
 }
 
+# ---------------------------------------------------------------- nginx, running
+# The site as shipped, served by a real nginx on loopback in front of a stub upstream (a few lines of
+# Python answering 200 "stub <path>"): nothing under /metrics may get through, however the path is spelled,
+# and ordinary paths must reach the upstream. Uses lint_nginx's certificate; stopped (by pid) when done.
+NGINX_PID=
+STUB_PID=
+stop_live_nginx() {
+  if [ -n "$NGINX_PID" ]; then kill -QUIT "$NGINX_PID" 2>/dev/null; wait "$NGINX_PID" 2>/dev/null; NGINX_PID=; fi
+  if [ -n "$STUB_PID" ]; then kill "$STUB_PID" 2>/dev/null; wait "$STUB_PID" 2>/dev/null; STUB_PID=; fi
+}
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+lint_nginx_live() {
+  local dir="$TMP/nginx" run="$TMP/nginx-live"
+  if ! command -v nginx >/dev/null 2>&1 || [ ! -f "$dir/fullchain.pem" ]; then
+    skip "nginx live: nginx or the test certificate is not available (see the nginx checks above)"; return
+  fi
+  if ! ensure curl curl; then skip "nginx live: curl not available and cannot be installed"; return; fi
+  if ! command -v python3 >/dev/null 2>&1; then skip "nginx live: python3 not available for the stub upstream"; return; fi
+  mkdir -p "$run/logs" "$run/tmp"
+  local stub_port https_port http_port
+  if ! { stub_port="$(free_port)" && https_port="$(free_port)" && http_port="$(free_port)"; }; then
+    fail "nginx live: no free loopback port"; return
+  fi
+
+  # The stub upstream logs every path it is asked for; none may name /metrics.
+  cat >"$run/stub.py" <<'PY'
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+log = open(sys.argv[2], "a", buffering=1)
+class Stub(BaseHTTPRequestHandler):
+    def do_GET(self):
+        log.write(self.path + "\n")
+        body = ("stub " + self.path + "\n").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+HTTPServer(("127.0.0.1", int(sys.argv[1])), Stub).serve_forever()
+PY
+  : >"$run/stub.log"
+  python3 "$run/stub.py" "$stub_port" "$run/stub.log" 2>"$run/stub.err" &
+  STUB_PID=$!
+
+  # The shipped site with only what a throwaway run needs changed: loopback listeners on free ports (no
+  # IPv6), both upstream servers pointed at the stub, the lint certificate and logs in the temp dir.
+  sed -e "s#/etc/letsencrypt/live/[^/]*/fullchain.pem#$dir/fullchain.pem#" \
+      -e "s#/etc/letsencrypt/live/[^/]*/privkey.pem#$dir/privkey.pem#" \
+      -e "s#/var/log/nginx/#$run/logs/#g" \
+      -e "s#^\(\s*\)listen 443 ssl#\1listen 127.0.0.1:$https_port ssl#" \
+      -e "s#^\(\s*\)listen 80;#\1listen 127.0.0.1:$http_port;#" \
+      -e '/^\s*listen \[::\]/d' \
+      -e "s#^\(\s*\)server 127\.0\.0\.1:808[01] #\1server 127.0.0.1:$stub_port #" \
+      "$DEPLOY/nginx/weatherboard.conf" >"$run/weatherboard.conf"
+  local mime=/etc/nginx/mime.types user_line=""
+  [ -f "$mime" ] || { echo 'types { application/json json; }' >"$run/mime.types"; mime="$run/mime.types"; }
+  # Started as root, the workers drop to nobody (Debian has no group "nobody").
+  [ "$(id -u)" = 0 ] && user_line="user nobody $(id -gn nobody 2>/dev/null || echo nogroup);"
+  cat >"$run/nginx.conf" <<CONF
+$user_line
+daemon off;
+worker_processes 1;
+pid $run/nginx.pid;
+error_log $run/logs/error.log warn;
+events { worker_connections 64; }
+http {
+    include $mime;
+    default_type application/octet-stream;
+    access_log $run/logs/access.log;
+    client_body_temp_path $run/tmp/body;
+    proxy_temp_path $run/tmp/proxy;
+    fastcgi_temp_path $run/tmp/fastcgi;
+    uwsgi_temp_path $run/tmp/uwsgi;
+    scgi_temp_path $run/tmp/scgi;
+    include $run/weatherboard.conf;
+}
+CONF
+  nginx -p "$run" -c "$run/nginx.conf" -e "$run/logs/error.log" >"$run/nginx.out" 2>&1 &
+  NGINX_PID=$!
+
+  # Wait (up to ~5 s) for both to answer.
+  local _
+  for _ in $(seq 50); do
+    curl -s -o /dev/null "http://127.0.0.1:$stub_port/ready" && curl -s -o /dev/null "http://127.0.0.1:$http_port/" && break
+    kill -0 "$NGINX_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  if ! kill -0 "$NGINX_PID" 2>/dev/null || ! kill -0 "$STUB_PID" 2>/dev/null; then
+    fail "nginx live: nginx or the stub did not start" "$(cat "$run/nginx.out" "$run/logs/error.log" "$run/stub.err" 2>/dev/null)"
+    stop_live_nginx; return
+  fi
+  : >"$run/stub.log"
+
+  # probe PATH → "status body" over HTTPS with the site's name; --path-as-is keeps //, /./ and %xx as typed.
+  probe() {
+    curl -sk --path-as-is --max-time 5 --resolve "api.weatherboard.example:$https_port:127.0.0.1" \
+      -w '%{http_code}' -D "$run/headers" -o "$run/body" "https://api.weatherboard.example:$https_port$1" 2>/dev/null
+  }
+  local path status leaked="" reached=""
+  for path in /metrics /metrics/ /metrics/x '/metrics?x=1' //metrics /%6detrics /%6Detrics /./metrics \
+              /v1/../metrics /metrics%2F /Metrics /METRICS/x; do
+    status="$(probe "$path")"
+    if { [ "$status" = 404 ] || [ "$status" = 403 ]; } && ! grep -q '^stub ' "$run/body" 2>/dev/null; then :
+    else leaked+=$'\n'"$path → ${status:-no answer} $(head -c 80 "$run/body" 2>/dev/null)"; fi
+  done
+  # The refusal looks like the app's own 404, with the headers every response carries.
+  status="$(probe /metrics/)"
+  grep -qi '^x-request-id: ' "$run/headers" && grep -qi '^strict-transport-security: ' "$run/headers" &&
+    grep -q '"code":"not_found"' "$run/body" || leaked+=$'\n'"/metrics/ → $status without X-Request-Id, HSTS or the JSON not_found body"
+  if [ -z "$leaked" ] && ! grep -qi 'metrics\|%6d' "$run/stub.log"; then
+    pass "nginx live: /metrics, /metrics/, /metrics/x, /metrics?x=1, //metrics, /%6detrics, /./metrics & co. refused"
+  else
+    fail "nginx live: /metrics reachable through nginx" "${leaked#$'\n'}"$'\n'"upstream saw: $(tr '\n' ' ' <"$run/stub.log")"
+  fi
+  for path in /healthz /readyz /v1/posts '/v1/posts?limit=5' /v1/metrics /metricsx; do
+    status="$(probe "$path")"
+    if [ "$status" = 200 ] && grep -qxF "stub $path" "$run/body" 2>/dev/null; then :
+    else reached+=$'\n'"$path → ${status:-no answer} $(head -c 80 "$run/body" 2>/dev/null)"; fi
+  done
+  if [ -z "$reached" ]; then pass "nginx live: /healthz, /readyz, /v1/posts… reach the upstream unchanged"
+  else fail "nginx live: ordinary paths do not reach the upstream" "${reached#$'\n'}"; fi
+  status="$(curl -s --max-time 5 -o /dev/null -w '%{http_code} %{redirect_url}' -H 'Host: api.weatherboard.example' "http://127.0.0.1:$http_port/v1/posts")"
+  if [ "$status" = "301 https://api.weatherboard.example/v1/posts" ]; then pass "nginx live: plain HTTP redirects to HTTPS"
+  else fail "nginx live: plain HTTP answered '$status', want a 301 to https"; fi
+  stop_live_nginx
+}
+
 # ---------------------------------------------------------------- docker
 lint_docker() {
   local py=python3
@@ -279,6 +412,7 @@ lint_shell() {
 lint_systemd
 lint_env
 lint_nginx
+lint_nginx_live
 lint_docker
 lint_shell
 

@@ -23,17 +23,24 @@ public final class PasswordHasher: Sendable {
 
     public var memoryBound: Int { parameters.memoryBytes }
 
+    /// Throws `PasswordHash.Failure` if this hasher's parameters are outside `PasswordHash.Parameters.Limits`.
     public func hash(_ password: String) async throws -> String {
         let parameters = self.parameters
-        return try await run { PasswordHash.create(password: password, parameters: parameters).encoded }
+        return try await run {
+            Result { () throws(PasswordHash.Failure) -> String in
+                try PasswordHash.create(password: password, parameters: parameters).encoded
+            }
+        }.get()
     }
 
-    /// Verifies `password` against `encoded`, or against a dummy hash when there is no account.
+    /// Verifies `password` against `encoded`, or against a dummy hash when there is no account. A stored
+    /// string that doesn't parse (tampered, truncated, absurd parameters) is `false` after the same dummy
+    /// work, never a trap and never a hash at the costs it names.
     public func verify(_ password: String, encoded: String?) async throws -> Bool {
         let dummy = self.dummy
         return try await run {
             guard let encoded, let stored = PasswordHash(encoded: encoded) else {
-                _ = dummy.value.verify(password)
+                _ = dummy.value?.verify(password)
                 return false
             }
             return stored.verify(password)
@@ -86,10 +93,11 @@ final class DummyHash: @unchecked Sendable {
 
     init(parameters: PasswordHash.Parameters) { self.parameters = parameters }
 
-    var value: PasswordHash {
+    /// Nil only if the parameters are unsupported, in which case `hash` fails too.
+    var value: PasswordHash? {
         lock.withLock {
             if let hash { return hash }
-            let made = PasswordHash.create(password: Token.generate().value, parameters: parameters)
+            let made = try? PasswordHash.create(password: Token.generate().value, parameters: parameters)
             hash = made
             return made
         }

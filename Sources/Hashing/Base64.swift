@@ -24,22 +24,35 @@ public enum Base64 {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Decodes either alphabet, padded or not; nil on anything else.
+    /// Decodes either alphabet, unpadded or correctly padded (`=` only at the end, up to a multiple of four);
+    /// nil on anything else, including unused low bits that are not zero: every byte string has exactly one
+    /// accepted spelling per alphabet and padding choice.
     public static func decode(_ text: String) -> [UInt8]? {
         var values: [UInt8] = []
         values.reserveCapacity(text.utf8.count)
+        var padding = 0
         for c in text.utf8 {
+            if c == UInt8(ascii: "=") {
+                padding += 1
+                continue
+            }
+            guard padding == 0 else { return nil }
             switch c {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(c - 65)
             case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(c - 71)
             case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(c + 4)
             case UInt8(ascii: "+"), UInt8(ascii: "-"): values.append(62)
             case UInt8(ascii: "/"), UInt8(ascii: "_"): values.append(63)
-            case UInt8(ascii: "="): continue
             default: return nil
             }
         }
-        if values.count % 4 == 1 { return nil }
+        if padding > 0, padding > 2 || (values.count + padding) % 4 != 0 { return nil }
+        switch (values.count % 4, values.last) {
+        case (1, _): return nil
+        case (2, let last?) where last & 0x0f != 0: return nil
+        case (3, let last?) where last & 0x03 != 0: return nil
+        default: break
+        }
         var out: [UInt8] = []
         out.reserveCapacity(values.count * 3 / 4)
         var i = 0

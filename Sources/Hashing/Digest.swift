@@ -28,8 +28,11 @@ public enum Digest {
 /// Cryptographically secure randomness from OpenSSL's CSPRNG.
 public enum SecureRandom {
     public static func bytes(_ count: Int) -> [UInt8] {
+        guard count > 0 else { return [] }
         var out = [UInt8](repeating: 0, count: count)
-        let ok = out.withUnsafeMutableBytes { RAND_bytes($0.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(count)) }
+        let ok = out.withUnsafeMutableBufferPointer { buffer in
+            Int32(exactly: buffer.count).map { RAND_bytes(buffer.baseAddress, $0) } ?? 0
+        }
         precondition(ok == 1, "RAND_bytes failed")
         return out
     }

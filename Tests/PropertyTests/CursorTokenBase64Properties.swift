@@ -1,0 +1,151 @@
+import Board
+import Foundation
+import Hashing
+import PropertyBased
+import Testing
+import Weather
+
+@Suite struct CursorProperties {
+    @Test func encodeThenDecodeRoundTrips() async throws {
+        await propertyCheck(count: 300, input: Gen.int(in: 1...Int.max)) { id in
+            let decoded = try Cursor.decode(Cursor.encode(id))
+            #expect(decoded == id)
+        }
+    }
+
+    /// Whatever a client sends as `cursor=`: either exactly a cursor the server could have issued, or a throw.
+    static func checkDecode(_ text: String) {
+        do {
+            let id = try Cursor.decode(text)
+            #expect(id > 0)
+            #expect(Cursor.encode(id) == text, "\(text.debugDescription) decoded to \(id)")
+        } catch {
+            // Rejected: the server answers 400.
+        }
+    }
+
+    @Test func arbitraryStringsDecodeCanonicallyOrThrow() async {
+        await propertyCheck(count: 400, input: Gens.text) { Self.checkDecode($0) }
+    }
+
+    @Test func base64LookingStringsDecodeCanonicallyOrThrow() async {
+        await propertyCheck(count: 400, input: Gens.string(from: Gens.base64Alphabet, length: 0...24)) { Self.checkDecode($0) }
+    }
+
+    /// The base64 of arbitrary bytes after the version tag: numbers with signs, zeros, spaces, overflow.
+    @Test func taggedPayloadsDecodeCanonicallyOrThrow() async {
+        let payload = Generator<String, Shrink.None<String>> { rng in
+            switch Int.random(in: 0..<6, using: &rng) {
+            case 0: return "c1:" + Gens.numberText(&rng, inRange: 1...Int.max)
+            case 1: return "c1:\(Int.random(in: Int.min...Int.max, using: &rng))"
+            case 2: return "c1:" + String(repeating: "9", count: Int.random(in: 1...40, using: &rng))
+            case 3: return "c1:\(Int.random(in: 1...1000, using: &rng))\u{0}"
+            case 4: return "c2:\(Int.random(in: 1...1000, using: &rng))"
+            default:
+                var bytes = Array("c1:".utf8)
+                for _ in 0..<Int.random(in: 0...12, using: &rng) { bytes.append(UInt8.random(in: 0...255, using: &rng)) }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+        }
+        await propertyCheck(count: 400, input: payload, Gen.bool) { payload, urlSafe in
+            let text = Gens.encodeBase64(Array(payload.utf8), urlSafe: urlSafe)
+            Self.checkDecode(text)
+            Self.checkDecode(text + "=")
+            Self.checkDecode(text + "==")
+        }
+    }
+}
+
+@Suite struct TokenProperties {
+    @Test func generatedTokensParse() async {
+        await propertyCheck(count: 100, input: Gen.always(())) { _ in
+            let token = Token.generate()
+            #expect(Token(parsing: token.value) == token)
+            #expect(token.value.utf8.count == 39)
+        }
+    }
+
+    @Test func arbitraryStringsNeverTrap() async {
+        await propertyCheck(count: 400, input: Gens.text) { text in
+            for candidate in [text, "wb_" + text] {
+                if let token = Token(parsing: candidate) {
+                    #expect(token.value == candidate)
+                }
+            }
+        }
+    }
+
+    /// A generated token with one character changed (or cut, or extended) is rejected.
+    @Test func mistypedTokensAreRejected() async {
+        let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+        await propertyCheck(count: 300, input: Gen.int(in: 3...38), Gen.int(in: 0...61), Gen.int(in: 0...2)) { index, replacement, mode in
+            var characters = Array(Token.generate().value)
+            switch mode {
+            case 0:
+                guard characters[index] != alphabet[replacement] else { return }
+                characters[index] = alphabet[replacement]
+            case 1: characters.remove(at: index)
+            default: characters.insert(alphabet[replacement], at: index)
+            }
+            let mistyped = String(characters)
+            // CRC32 catches every single-character substitution in the random part (a burst under 32 bits),
+            // a changed checksum no longer matches, and a cut or extended token has the wrong length.
+            #expect(Token(parsing: mistyped) == nil, "\(mistyped)")
+        }
+    }
+}
+
+@Suite struct Base64Properties {
+    @Test func encodeThenDecodeRoundTrips() async {
+        await propertyCheck(count: 400, input: Gens.bytes, Gen.bool) { bytes, urlSafe in
+            let text = Base64.encode(bytes, urlSafe: urlSafe)
+            #expect(text == Gens.encodeBase64(bytes, urlSafe: urlSafe))
+            #expect(Base64.decode(text) == bytes)
+            // Padded to a multiple of four is accepted too.
+            let padded = text + String(repeating: "=", count: (4 - text.count % 4) % 4)
+            #expect(Base64.decode(padded) == bytes)
+        }
+    }
+
+    /// Whatever decodes is the canonical encoding of its bytes (give or take trailing padding and the
+    /// choice of alphabet); everything else is nil, never a trap.
+    static func checkDecode(_ text: String) {
+        guard let bytes = Base64.decode(text) else { return }
+        let unpadded = text.hasSuffix("==") ? String(text.dropLast(2)) : text.hasSuffix("=") ? String(text.dropLast()) : text
+        let standard = unpadded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        #expect(Base64.encode(bytes) == standard, "\(text.debugDescription)")
+    }
+
+    @Test func arbitraryStringsDecodeCanonicallyOrNil() async {
+        await propertyCheck(count: 400, input: Gens.text) { Self.checkDecode($0) }
+    }
+
+    @Test func alphabetStringsDecodeCanonicallyOrNil() async {
+        await propertyCheck(count: 600, input: Gens.string(from: Gens.base64Alphabet, length: 0...20)) { Self.checkDecode($0) }
+    }
+}
+
+/// `GET /v1/regions?cursor=` has its own cursor (rank, population, id).
+@Suite struct RegionCursorProperties {
+    @Test func tokensRoundTrip() async {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...1), Gen.int(in: 0...Int.max), Gen.int(in: 1...Int.max)) { rank, population, id in
+            let cursor = RegionStore.Cursor(rank: rank, population: population, id: id)
+            #expect(RegionStore.Cursor(token: cursor.token) == cursor)
+        }
+    }
+
+    /// Arbitrary text, and base64url of arbitrary `a:b:c` payloads: a cursor or nil, never a trap.
+    @Test func arbitraryTokensNeverTrap() async {
+        let payload = Generator<String, Shrink.None<String>> { rng in
+            let parts = (0..<Int.random(in: 1...4, using: &rng)).map { _ in Gens.numberText(&rng, inRange: 0...Int.max) }
+            return Gens.encodeBase64(Array(parts.joined(separator: ":").utf8), urlSafe: true)
+        }
+        await propertyCheck(count: 300, input: Gens.text, payload) { text, token in
+            for candidate in [text, token] {
+                if let cursor = RegionStore.Cursor(token: candidate) {
+                    #expect((0...1).contains(cursor.rank) && cursor.population >= 0 && cursor.id > 0)
+                }
+            }
+        }
+    }
+}
