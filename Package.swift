@@ -44,6 +44,7 @@ let package = Package(
         ),
         .target(name: "CurlClient", dependencies: ["CCurl", .product(name: "NIOPosix", package: "swift-nio")], swiftSettings: swiftSettings),
         .target(name: "Hashing", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+        .target(name: "RateLimit", dependencies: ["Database", "Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
 
         // MARK: Wire types shared by the server and weatherboard-admin
         .target(name: "WeatherboardAPI", swiftSettings: swiftSettings),
@@ -51,12 +52,12 @@ let package = Package(
         // MARK: Domain
         .target(
             name: "Board",
-            dependencies: ["Database", "Hashing", .product(name: "Logging", package: "swift-log"), .product(name: "NIOPosix", package: "swift-nio")],
+            dependencies: ["Database", "Hashing", "RateLimit", .product(name: "Logging", package: "swift-log"), .product(name: "NIOPosix", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "Weather",
-            dependencies: ["Database", "CurlClient", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Database", "CurlClient", "RateLimit", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
 
@@ -64,7 +65,7 @@ let package = Package(
         .target(
             name: "WeatherboardServer",
             dependencies: [
-                "Board", "Weather", "Database", "WeatherboardAPI",
+                "Board", "Weather", "Database", "RateLimit", "WeatherboardAPI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -80,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "WeatherboardCommand",
             dependencies: [
-                "WeatherboardServer", "Board", "Database", "Weather",
+                "WeatherboardServer", "Board", "Database", "Weather", "RateLimit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -110,7 +111,7 @@ let package = Package(
         .testTarget(
             name: "WeatherboardServerTests",
             dependencies: [
-                "WeatherboardServer", "WeatherboardAPI", "Database", "CurlClient", "Board", "Hashing", "Weather",
+                "WeatherboardServer", "WeatherboardAPI", "Database", "CurlClient", "Board", "Hashing", "Weather", "RateLimit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

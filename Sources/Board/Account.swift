@@ -56,8 +56,11 @@ public struct Identity: Sendable, Equatable {
         }
     }
 
+    /// Staff powers: the moderator or admin role, and no ban in force (a banned moderator or admin has no
+    /// staff powers while banned: `accountBanned`).
     public func requireModerator() throws {
         guard account.role.canModerate else { throw BoardError.forbidden("this needs the moderator or admin role") }
+        try requireNotBanned()
     }
 }
 

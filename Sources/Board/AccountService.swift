@@ -1,40 +1,32 @@
 import Foundation
 import Hashing
+import RateLimit
 
 /// The account rules of CONTRACT §3: anonymous accounts, upgrades to logins, sessions, blocks.
 public struct AccountService: Sendable {
     let store: any AccountStore
     let hasher: PasswordHasher
-    let rateLimiter: any RateLimiter
+    let rateLimiter: RateLimiter
 
-    public init(store: any AccountStore, hasher: PasswordHasher, rateLimiter: any RateLimiter) {
+    public init(store: any AccountStore, hasher: PasswordHasher, rateLimiter: RateLimiter) {
         self.store = store
         self.hasher = hasher
         self.rateLimiter = rateLimiter
     }
 
-    /// `POST /v1/accounts`. Rate limited per client IP; a replayed `Idempotency-Key` (same client) returns the
-    /// same account with a fresh token and is not counted again.
+    /// `POST /v1/accounts`. Rate limited per client address, counted in the transaction that creates the
+    /// account; a replayed `Idempotency-Key` (same client) returns the same account with a fresh token and is
+    /// not counted, while that account is still anonymous.
     public func createAnonymous(clientIP: String, idempotencyKey: String?) async throws -> IssuedToken {
-        let key = try idempotencyKey.map {
-            IdempotencyKey(scope: "account-create:\(clientIP)", key: try IdempotencyKey.validate($0), requestHash: "")
-        }
-        if key == nil {
-            try await rateLimiter.hit(.accountCreation, subject: clientIP)
-        } else {
-            // A replay must not be refused for the creation it already made; count only new keys.
-            try await rateLimiter.check(.accountCreation, subject: clientIP)
-        }
+        let key = try idempotencyKey.map { try IdempotencyKey(scope: "account-create:\(clientIP)", key: $0, requestHash: "") }
         let token = Token.generate()
         let (account, replayed) = try await store.createAnonymous(
             displayName: Self.anonymousDisplayName(),
             tokenHash: token.hash,
             tokenPrefix: token.displayPrefix,
-            idempotency: key
+            idempotency: key,
+            admission: Admission(rateLimiter, .accountCreation, subject: clientIP)
         )
-        if key != nil, !replayed {
-            try? await rateLimiter.hit(.accountCreation, subject: clientIP)
-        }
         return IssuedToken(account: account, token: token.value, replayed: replayed)
     }
 
@@ -50,6 +42,9 @@ public struct AccountService: Sendable {
         guard identity.account.kind == .anonymous else { throw BoardError.alreadyRegistered }
         let username = try Credentials.normalizeUsername(rawUsername)
         try Credentials.validatePassword(password, username: username)
+        // A taken name is refused before the (deliberately slow) hash is spent on it; the unique index still
+        // decides a race between two registrations.
+        if try await store.usernameExists(username) { throw BoardError.usernameTaken }
         let passwordHash = try await hasher.hash(password)
         let token = Token.generate()
         let account = try await store.register(
@@ -59,17 +54,24 @@ public struct AccountService: Sendable {
     }
 
     /// `POST /v1/sessions`: one answer for unknown users and wrong passwords, in comparable time.
+    ///
+    /// Every attempt takes a hit of both failed-login limits before the password is checked, so a burst of
+    /// parallel guesses gets no more than the limit through; a login that succeeds gives its hits back.
     public func login(username rawUsername: String, password: String, clientIP: String) async throws -> IssuedToken {
         let username = rawUsername.lowercased()
-        try await rateLimiter.check(.failedLoginPerUsername, subject: username)
-        try await rateLimiter.check(.failedLoginPerIP, subject: clientIP)
+        let byUsername = try await rateLimiter.acquire(.failedLoginPerUsername, subject: username)
+        let byAddress: RateLimitPermit
+        do {
+            byAddress = try await rateLimiter.acquire(.failedLoginPerIP, subject: clientIP)
+        } catch {
+            await rateLimiter.giveBack(byUsername)
+            throw error
+        }
         let found = try await store.credentials(username: username)
         let valid = try await hasher.verify(password, encoded: found?.passwordHash)
-        guard valid, let (account, storedHash) = found else {
-            try? await rateLimiter.hit(.failedLoginPerUsername, subject: username)
-            try? await rateLimiter.hit(.failedLoginPerIP, subject: clientIP)
-            throw BoardError.invalidCredentials
-        }
+        guard valid, let (account, storedHash) = found else { throw BoardError.invalidCredentials }
+        await rateLimiter.giveBack(byUsername)
+        await rateLimiter.giveBack(byAddress)
         if hasher.needsRehash(storedHash) {
             try await store.updatePasswordHash(accountID: account.id, passwordHash: try await hasher.hash(password))
         }

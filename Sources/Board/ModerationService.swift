@@ -1,13 +1,14 @@
 import Foundation
+import RateLimit
 
 /// CONTRACT §5: reports, the moderator's queue and decisions, bans, the log, roles and blocked terms.
 public struct ModerationService: Sendable {
     let store: any ModerationStore
     let posts: PostService
-    let rateLimiter: any RateLimiter
+    let rateLimiter: RateLimiter
     public let policy: ReportPolicy
 
-    public init(store: any ModerationStore, posts: PostService, rateLimiter: any RateLimiter, policy: ReportPolicy) {
+    public init(store: any ModerationStore, posts: PostService, rateLimiter: RateLimiter, policy: ReportPolicy) {
         self.store = store
         self.posts = posts
         self.rateLimiter = rateLimiter
@@ -25,8 +26,11 @@ public struct ModerationService: Sendable {
         // Only posts the reporter can see can be reported (404 otherwise, like reading them).
         let post = try await posts.post(id: postID, viewer: Viewer(identity))
         guard post.authorID != identity.accountID else { throw BoardError.forbidden("you cannot report your own post") }
-        try await rateLimiter.hit(.reporting, subject: "\(identity.accountID)")
-        return try await store.report(postID: postID, reporterID: identity.accountID, reason: reason, note: note, policy: policy)
+        // Only a new report is counted: a repeat answers the first one (200) without spending the allowance.
+        return try await store.report(
+            postID: postID, reporterID: identity.accountID, reason: reason, note: note, policy: policy,
+            admission: Admission(rateLimiter, .reporting, subject: "\(identity.accountID)")
+        )
     }
 
     public func myReports(_ identity: Identity, before: Int?, limit: Int) async throws -> (reports: [Report], nextCursor: String?) {
@@ -59,17 +63,24 @@ public struct ModerationService: Sendable {
         try identity.requireModerator()
         let reason = try TextRules.validate(rawReason, field: "reason", range: 1...500)
         if let until, until <= Date() { throw BoardError.invalidField(field: "until", message: "must be in the future, or null for a permanent ban") }
-        guard accountID != identity.accountID else { throw BoardError.invalidField(field: "accountId", message: "you cannot ban yourself") }
-        let target = try await posts.accountRole(accountID)
-        if target != .member && identity.account.role != .admin {
-            throw BoardError.forbidden("only an admin may ban a moderator or admin")
-        }
+        try await requireMayBan(accountID, by: identity)
         return try await store.ban(accountID: accountID, until: until, reason: reason, moderatorID: identity.accountID)
     }
 
     public func unban(accountID: Int, by identity: Identity) async throws {
         try identity.requireModerator()
+        try await requireMayBan(accountID, by: identity)
         try await store.unban(accountID: accountID, moderatorID: identity.accountID)
+    }
+
+    /// Bans and unbans alike (CONTRACT §5): nobody bans or unbans themselves, and only an admin bans or
+    /// unbans a moderator or an admin.
+    func requireMayBan(_ accountID: Int, by identity: Identity) async throws {
+        guard accountID != identity.accountID else { throw BoardError.forbidden("you cannot ban or unban yourself") }
+        let target = try await posts.accountRole(accountID)
+        if target != .member && identity.account.role != .admin {
+            throw BoardError.forbidden("only an admin may ban or unban a moderator or admin")
+        }
     }
 
     public func log(_ identity: Identity, before: Int?, limit: Int) async throws -> (entries: [ModerationLogEntry], nextCursor: String?) {

@@ -4,7 +4,7 @@ import Foundation
 public protocol ModerationStore: Sendable {
     /// Files a report (or returns the reporter's existing one, `created: false`) and hides the post when
     /// trusted reporters reach the policy's threshold, all in one transaction.
-    func report(postID: Int, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy) async throws -> (Report, created: Bool)
+    func report(postID: Int, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy, admission: Admission) async throws -> (Report, created: Bool)
     func reports(byReporter: Int, before: Int?, limit: Int) async throws -> [Report]
     func queue(after: Int?, limit: Int) async throws -> [QueueItem]
     /// Applies a decision and resolves every open report on the post. Returns the post and the count resolved.

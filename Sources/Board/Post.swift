@@ -2,13 +2,15 @@ import Foundation
 
 public enum PostStatus: String, Sendable {
     case visible, hidden, removed
+    /// Shown to moderators for a soft-deleted post (the stored status stays what it was).
+    case deleted
 }
 
 extension Post {
     /// The status the author is shown. A post held by the term filter looks visible to its author, so a
     /// spammer cannot probe the term list; moderators see the real status.
     public func status(shownTo viewer: Viewer) -> PostStatus? {
-        if viewer.isModerator { return status }
+        if viewer.isModerator { return deleted ? .deleted : status }
         guard viewer.accountID == authorID else { return nil }
         return status == .hidden && hiddenReason == "filter" ? .visible : status
     }
@@ -170,7 +172,8 @@ public struct Viewer: Sendable, Equatable {
 
     public init(_ identity: Identity?) {
         self.accountID = identity?.accountID
-        self.isModerator = identity?.account.role.canModerate ?? false
+        // A banned moderator reads like anyone else: no staff powers while banned.
+        self.isModerator = identity.map { $0.account.role.canModerate && !$0.account.banned } ?? false
     }
 }
 

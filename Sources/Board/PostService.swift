@@ -1,13 +1,14 @@
 import Foundation
 import Hashing
+import RateLimit
 
 /// The rules of CONTRACT §4: validation, idempotent creation, visibility, edits with revisions, soft deletes.
 public struct PostService: Sendable {
     let store: any PostStore
-    let rateLimiter: any RateLimiter
+    let rateLimiter: RateLimiter
     let filter: any ContentFilter
 
-    public init(store: any PostStore, rateLimiter: any RateLimiter, filter: any ContentFilter = NoContentFilter()) {
+    public init(store: any PostStore, rateLimiter: RateLimiter, filter: any ContentFilter = NoContentFilter()) {
         self.store = store
         self.rateLimiter = rateLimiter
         self.filter = filter
@@ -19,19 +20,14 @@ public struct PostService: Sendable {
         try identity.requireNotBanned()
         let post = try await validate(draft)
         let key = try idempotencyKey.map {
-            IdempotencyKey(scope: "post:\(identity.accountID)", key: try IdempotencyKey.validate($0), requestHash: Self.requestHash(post))
-        }
-        // A replay is answered without spending the posting allowance again.
-        if key == nil {
-            try await rateLimiter.hit(Self.postingPolicy(identity), subject: "\(identity.accountID)")
-        } else {
-            try await rateLimiter.check(Self.postingPolicy(identity), subject: "\(identity.accountID)")
+            try IdempotencyKey(scope: "post:\(identity.accountID)", key: $0, requestHash: Self.requestHash(post))
         }
         let held = try await filter.shouldHold([post.title ?? "", post.body])
-        let (created, replayed) = try await store.create(authorID: identity.accountID, post: post, status: held ? .hidden : .visible, idempotency: key)
-        if key != nil, !replayed {
-            try? await rateLimiter.hit(Self.postingPolicy(identity), subject: "\(identity.accountID)")
-        }
+        // The posting allowance is counted in the transaction that creates the post; a replay is not.
+        let (created, replayed) = try await store.create(
+            authorID: identity.accountID, post: post, status: held ? .hidden : .visible, idempotency: key,
+            admission: Admission(rateLimiter, Self.postingPolicy(identity), subject: "\(identity.accountID)")
+        )
         return (created, replayed)
     }
 

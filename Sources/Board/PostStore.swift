@@ -2,7 +2,7 @@
 public protocol PostStore: Sendable {
     /// Inserts a post. With an idempotency key, a replay returns the post the first request made
     /// (`replayed: true`); the same key with a different request throws `idempotencyConflict`.
-    func create(authorID: Int, post: NewPost, status: PostStatus, idempotency: IdempotencyKey?) async throws -> (Post, replayed: Bool)
+    func create(authorID: Int, post: NewPost, status: PostStatus, idempotency: IdempotencyKey?, admission: Admission) async throws -> (Post, replayed: Bool)
     /// Any post by id, deleted or not.
     func post(id: Int) async throws -> Post?
     /// A page of posts the viewer may see in lists, newest first.

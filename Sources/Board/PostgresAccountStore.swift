@@ -29,37 +29,22 @@ public struct PostgresAccountStore: AccountStore {
         )
     }
 
-    public func createAnonymous(displayName: String, tokenHash: String, tokenPrefix: String, idempotency: IdempotencyKey?) async throws -> (Account, replayed: Bool) {
+    public func createAnonymous(
+        displayName: String, tokenHash: String, tokenPrefix: String, idempotency: IdempotencyKey?, admission: Admission
+    ) async throws -> (Account, replayed: Bool) {
         try await database.transaction { connection in
-            if let idempotency {
-                let inserted = try connection.execute(
-                    """
-                    INSERT INTO idempotency_keys (scope, key, request_hash) VALUES (\(idempotency.scope), \(idempotency.key), \(idempotency.requestHash))
-                    ON CONFLICT (scope, key) DO NOTHING
-                    """
+            if let idempotency, case .replay(let accountID, _) = try idempotency.claim(on: connection) {
+                // The key hands out a token for its account only while that account is anonymous and exists:
+                // after registering (or deleting) it, a replay is a conflict, never a way in.
+                let rows = try connection.query(
+                    "SELECT \(raw: Self.columns) FROM accounts a WHERE a.id = \(accountID) AND a.kind = 'anonymous' AND a.deleted_at IS NULL FOR UPDATE"
                 )
-                if inserted == 0 {
-                    // An earlier request with this key committed first (we waited for it): replay its account.
-                    let rows = try connection.query(
-                        """
-                        SELECT \(raw: Self.columns) FROM idempotency_keys k JOIN accounts a ON a.id = k.resource_id
-                        WHERE k.scope = \(idempotency.scope) AND k.key = \(idempotency.key) AND k.created_at > now() - interval '24 hours'
-                        """
-                    )
-                    if let row = rows.first {
-                        let account = try Self.account(from: row)
-                        try connection.execute("INSERT INTO sessions (account_id, token_hash, token_prefix) VALUES (\(account.id), \(tokenHash), \(tokenPrefix))")
-                        return (account, true)
-                    }
-                    // Expired, or its account was deleted: start the key afresh.
-                    try connection.execute(
-                        """
-                        UPDATE idempotency_keys SET request_hash = \(idempotency.requestHash), resource_id = NULL, created_at = now()
-                        WHERE scope = \(idempotency.scope) AND key = \(idempotency.key)
-                        """
-                    )
-                }
+                guard let row = rows.first else { throw BoardError.idempotencyConflict }
+                let account = try Self.account(from: row)
+                try connection.execute("INSERT INTO sessions (account_id, token_hash, token_prefix) VALUES (\(account.id), \(tokenHash), \(tokenPrefix))")
+                return (account, true)
             }
+            try admission.admit(on: connection)
             let row = try connection.query(
                 """
                 INSERT INTO accounts AS a (kind, display_name) VALUES ('anonymous', \(displayName))
@@ -68,11 +53,7 @@ public struct PostgresAccountStore: AccountStore {
             )[0]
             let account = try Self.account(from: row)
             try connection.execute("INSERT INTO sessions (account_id, token_hash, token_prefix) VALUES (\(account.id), \(tokenHash), \(tokenPrefix))")
-            if let idempotency {
-                try connection.execute(
-                    "UPDATE idempotency_keys SET resource_id = \(account.id), response_status = 201 WHERE scope = \(idempotency.scope) AND key = \(idempotency.key)"
-                )
-            }
+            try idempotency?.complete(resourceID: account.id, on: connection)
             return (account, false)
         }
     }
@@ -112,9 +93,13 @@ public struct PostgresAccountStore: AccountStore {
         }
     }
 
+    public func usernameExists(_ username: String) async throws -> Bool {
+        try await !database.query("SELECT 1 AS one FROM accounts WHERE username = \(username)").isEmpty
+    }
+
     public func credentials(username: String) async throws -> (Account, passwordHash: String)? {
         let rows = try await database.query(
-            "SELECT \(raw: Self.columns), a.password_hash FROM accounts a WHERE a.username = \(username) AND a.kind = 'registered'"
+            "SELECT \(raw: Self.columns), a.password_hash FROM accounts a WHERE a.username = \(username) AND a.kind = 'registered' AND a.deleted_at IS NULL"
         )
         guard let row = rows.first, let hash = try row.decode(String?.self, "password_hash") else { return nil }
         return (try Self.account(from: row), hash)
@@ -133,13 +118,48 @@ public struct PostgresAccountStore: AccountStore {
     }
 
     public func account(id: Int) async throws -> Account? {
-        let rows = try await database.query("SELECT \(raw: Self.columns) FROM accounts a WHERE a.id = \(id)")
+        let rows = try await database.query("SELECT \(raw: Self.columns) FROM accounts a WHERE a.id = \(id) AND a.deleted_at IS NULL")
         return try rows.first.map(Self.account(from:))
     }
 
     public func delete(accountID: Int) async throws {
-        try await database.execute("DELETE FROM accounts WHERE id = \(accountID)")
+        try await database.transaction { connection in
+            let locked = try connection.query("SELECT id FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL FOR UPDATE")
+            guard !locked.isEmpty else { return }
+            for statement in Self.deletionStatements(accountID: accountID) {
+                try connection.execute(statement)
+            }
+        }
     }
+
+    /// Account deletion, in order. Each walks an index on the account's (or its posts') id, so deleting
+    /// stays fast however large the tables grow (sql/0015; `HostileClientTests.deletionPlans` checks).
+    public static func deletionStatements(accountID: Int) -> [SQLQuery] {
+        [
+            "DELETE FROM sessions WHERE account_id = \(accountID)",
+            "DELETE FROM blocks WHERE blocker_id = \(accountID)",
+            "DELETE FROM blocks WHERE blocked_id = \(accountID)",
+            // Posts nobody reported go, with their revisions. Reported ones stay as evidence for their
+            // reports: deleted, without text; the reports keep their own snapshots.
+            "DELETE FROM posts p WHERE p.author_id = \(accountID) AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.post_id = p.id)",
+            "DELETE FROM post_revisions v USING posts p WHERE p.author_id = \(accountID) AND v.post_id = p.id",
+            """
+            UPDATE posts SET title = NULL, body = '', deleted_at = COALESCE(deleted_at, now()), deleted_by = COALESCE(deleted_by, author_id)
+            WHERE author_id = \(accountID)
+            """,
+            // Its idempotency keys can replay nothing any more.
+            "DELETE FROM idempotency_keys WHERE scope = \("post:\(accountID)")",
+            // The row stays as an id (reports, the log and evidence posts point at it): no name, no password.
+            """
+            UPDATE accounts SET username = NULL, password_hash = NULL, display_name = \(Self.deletedDisplayName),
+                ban_reason = NULL, deleted_at = now()
+            WHERE id = \(accountID)
+            """,
+        ]
+    }
+
+    /// What moderators see as the author of a deleted account's evidence posts.
+    static let deletedDisplayName = "(deleted account)"
 
     public func block(blocker: Int, blocked: Int) async throws {
         do {

@@ -25,11 +25,20 @@ public struct PostgresModerationStore: ModerationStore {
         )
     }
 
-    public func report(postID: Int, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy) async throws -> (Report, created: Bool) {
+    public func report(
+        postID: Int, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy, admission: Admission
+    ) async throws -> (Report, created: Bool) {
         try await database.transaction { connection in
             // Lock the post: concurrent reports on one post are counted one after another.
             let posts = try connection.query("SELECT status FROM posts WHERE id = \(postID) AND deleted_at IS NULL FOR UPDATE")
             guard let status = try posts.first?.decode(String.self, "status") else { throw BoardError.notFound("post") }
+            // With the post locked, this reporter's earlier report cannot appear behind our back: a repeat
+            // answers it and is not counted; a new one is counted first (a refusal rolls everything back).
+            let earlier = try connection.query(
+                "SELECT \(raw: Self.reportColumns) FROM reports r WHERE r.post_id = \(postID) AND r.reporter_id = \(reporterID)"
+            )
+            if let row = earlier.first { return (try Self.report(from: row), false) }
+            try admission.admit(on: connection)
             let inserted = try connection.query(
                 """
                 INSERT INTO reports (post_id, reporter_id, reason, note, reported_title, reported_body)
@@ -158,7 +167,7 @@ public struct PostgresModerationStore: ModerationStore {
         try await database.transaction { connection in
             let rows = try connection.query(
                 """
-                UPDATE accounts AS a SET banned = true, banned_until = \(until), ban_reason = \(reason) WHERE id = \(accountID)
+                UPDATE accounts AS a SET banned = true, banned_until = \(until), ban_reason = \(reason) WHERE id = \(accountID) AND deleted_at IS NULL
                 RETURNING \(raw: PostgresAccountStore.columns)
                 """
             )
@@ -174,7 +183,7 @@ public struct PostgresModerationStore: ModerationStore {
     public func unban(accountID: Int, moderatorID: Int?) async throws {
         try await database.transaction { connection in
             let changed = try connection.query(
-                "UPDATE accounts SET banned = false, banned_until = NULL, ban_reason = NULL WHERE id = \(accountID) RETURNING id"
+                "UPDATE accounts SET banned = false, banned_until = NULL, ban_reason = NULL WHERE id = \(accountID) AND deleted_at IS NULL RETURNING id"
             )
             guard !changed.isEmpty else { throw BoardError.notFound("account") }
             try connection.execute(

@@ -55,40 +55,18 @@ public struct PostgresPostStore: PostStore {
         )
     }
 
-    public func create(authorID: Int, post: NewPost, status: PostStatus, idempotency: IdempotencyKey?) async throws -> (Post, replayed: Bool) {
+    public func create(
+        authorID: Int, post: NewPost, status: PostStatus, idempotency: IdempotencyKey?, admission: Admission
+    ) async throws -> (Post, replayed: Bool) {
         try await database.transaction { connection in
-            if let idempotency {
-                let inserted = try connection.execute(
-                    """
-                    INSERT INTO idempotency_keys (scope, key, request_hash) VALUES (\(idempotency.scope), \(idempotency.key), \(idempotency.requestHash))
-                    ON CONFLICT (scope, key) DO NOTHING
-                    """
-                )
-                if inserted == 0 {
-                    // The first request with this key has committed (the insert waited for it).
-                    let row = try connection.query(
-                        """
-                        SELECT request_hash, resource_id, created_at > now() - interval '24 hours' AS live
-                        FROM idempotency_keys WHERE scope = \(idempotency.scope) AND key = \(idempotency.key) FOR UPDATE
-                        """
-                    )[0]
-                    if try row.decode(Bool.self, "live"), let resourceID = try row.decode(Int?.self, "resource_id") {
-                        guard try row.decode(String.self, "request_hash") == idempotency.requestHash else {
-                            throw BoardError.idempotencyConflict
-                        }
-                        let existing = try connection.query("\(raw: Self.select) WHERE p.id = \(resourceID)")
-                        if let first = existing.first {
-                            return (try Self.post(from: first), true)
-                        }
-                    }
-                    try connection.execute(
-                        """
-                        UPDATE idempotency_keys SET request_hash = \(idempotency.requestHash), resource_id = NULL, created_at = now()
-                        WHERE scope = \(idempotency.scope) AND key = \(idempotency.key)
-                        """
-                    )
+            if let idempotency, case .replay(let postID, let requestHash) = try idempotency.claim(on: connection) {
+                guard requestHash == idempotency.requestHash else { throw BoardError.idempotencyConflict }
+                guard let existing = try connection.query("\(raw: Self.select) WHERE p.id = \(postID)").first else {
+                    throw BoardError.idempotencyConflict
                 }
+                return (try Self.post(from: existing), true)
             }
+            try admission.admit(on: connection)
             let id = try connection.query(
                 """
                 INSERT INTO posts (author_id, region_id, weather_type, category, title, body, status, hidden_reason)
@@ -100,11 +78,7 @@ public struct PostgresPostStore: PostStore {
             if status == .hidden {
                 try Self.queueForFilter(postID: id, connection: connection)
             }
-            if let idempotency {
-                try connection.execute(
-                    "UPDATE idempotency_keys SET resource_id = \(id), response_status = 201 WHERE scope = \(idempotency.scope) AND key = \(idempotency.key)"
-                )
-            }
+            try idempotency?.complete(resourceID: id, on: connection)
             return (try Self.post(from: connection.query("\(raw: Self.select) WHERE p.id = \(id)")[0]), false)
         }
     }
@@ -280,7 +254,7 @@ public struct PostgresPostStore: PostStore {
     }
 
     public func accountRole(_ accountID: Int) async throws -> Role? {
-        try await database.query("SELECT role FROM accounts WHERE id = \(accountID)").first
+        try await database.query("SELECT role FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL").first
             .map { Role(rawValue: try $0.decode(String.self, "role")) ?? .member }
     }
 }

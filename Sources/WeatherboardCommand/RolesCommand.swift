@@ -3,6 +3,7 @@ import Board
 import Database
 import Foundation
 import Logging
+import RateLimit
 import WeatherboardServer
 
 /// `weatherboard roles grant|revoke <username> moderator|admin`: bootstrap moderators from the server host.
@@ -102,7 +103,7 @@ extension OperatorContext {
         logger.logLevel = .error
         let pool = Self.pool(configuration, logger: logger)
         defer { pool.shutdown() }
-        let rateLimiter = UnlimitedRateLimiter()
+        let rateLimiter = RateLimiter.unlimited
         let posts = PostService(store: PostgresPostStore(database: pool), rateLimiter: rateLimiter)
         let moderation = ModerationService(store: PostgresModerationStore(database: pool), posts: posts, rateLimiter: rateLimiter, policy: ReportPolicy())
         do {

@@ -1,4 +1,5 @@
 import Board
+import RateLimit
 
 extension APIError {
     /// The contract's status and code for each of the board's refusals.
@@ -27,7 +28,13 @@ extension APIError {
         case .badRequest(let message):
             self = .badRequest(message)
         case .rateLimited(let seconds):
-            self.init(.tooManyRequests, "rate_limited", "too many requests; try again in \(seconds) s", retryAfter: seconds)
+            self.init(RateLimitExceeded(retryAfterSeconds: seconds))
         }
+    }
+
+    /// 429 `rate_limited` with `Retry-After`.
+    init(_ error: RateLimitExceeded) {
+        let seconds = error.retryAfterSeconds
+        self.init(.tooManyRequests, "rate_limited", "too many requests; try again in \(seconds) s", retryAfter: seconds)
     }
 }

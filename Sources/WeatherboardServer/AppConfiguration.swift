@@ -19,6 +19,10 @@ public struct AppConfiguration: Sendable {
     public var weatherTTLSeconds: Int = 600
     public var reportHideThreshold: Int = 3
     public var reportTrustAgeSeconds: Int = 86_400
+    /// `REPORT_EVIDENCE_DAYS`: resolved reports keep their snapshots this long.
+    public var reportEvidenceDays: Int = 180
+    /// `PURGE_INTERVAL_SECONDS`: how often the background purger runs (one instance at a time).
+    public var purgeIntervalSeconds: Int = 300
     /// Peers whose `X-Forwarded-For` is believed (exact addresses or CIDR ranges).
     public var trustedProxies: [String] = []
     public var rateLimitsEnabled: Bool = true
@@ -66,6 +70,8 @@ public struct AppConfiguration: Sendable {
         if let v = try int("WEATHER_TTL_SECONDS", 1...86_400) { weatherTTLSeconds = v }
         if let v = try int("REPORT_HIDE_THRESHOLD", 1...1000) { reportHideThreshold = v }
         if let v = try int("REPORT_TRUST_AGE_SECONDS", 0...31_536_000) { reportTrustAgeSeconds = v }
+        if let v = try int("REPORT_EVIDENCE_DAYS", 0...36_500) { reportEvidenceDays = v }
+        if let v = try int("PURGE_INTERVAL_SECONDS", 1...86_400) { purgeIntervalSeconds = v }
         if let v = string("TRUSTED_PROXIES") {
             trustedProxies = v.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
         }

@@ -4,6 +4,7 @@ import Metrics
 import NIOCore
 import Prometheus
 import Weather
+import Board
 
 /// The application's metrics, recorded through swift-metrics into this app's own Prometheus registry
 /// (so two apps in one process, as in the tests, never mix their numbers), and served at `/metrics`.
@@ -70,6 +71,19 @@ public final class AppMetrics: Sendable {
     }
 
     private let weatherHandles = HandleCache<String, Metrics.Counter>()
+
+    /// One purger pass: `purged_rows_total{kind}` (rows deleted, or snapshots erased for `report_evidence`),
+    /// `purger_passes_total{outcome}` (`ran`, `skipped` while another instance held the lock, `failed`) and
+    /// `purger_pass_duration_seconds`.
+    func recordPurge(_ pass: Purger.Pass?, duration: Duration) {
+        let outcome = pass.map { $0.ran ? "ran" : "skipped" } ?? "failed"
+        Counter(label: "purger_passes_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+        Timer(label: "purger_pass_duration_seconds", factory: factory)
+            .recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        for (kind, count) in pass?.counts ?? [:] where count > 0 {
+            Counter(label: "purged_rows_total", dimensions: [("kind", kind)], factory: factory).increment(by: count)
+        }
+    }
 
     /// A cumulative count read from elsewhere (the pool, the weather cache), exported as a counter.
     public func setTotal(_ label: String, dimensions: [(String, String)] = [], to value: Int) {

@@ -11,7 +11,7 @@ public struct AppRequestContext: RequestContext {
     public let remoteAddress: SocketAddress?
     /// Echoed or generated `X-Request-Id`, set by `RequestEnvelopeMiddleware`.
     public var requestID: String = ""
-    /// The client's IP as rate limits see it, set by `AuthenticationMiddleware`.
+    /// The client as rate limits see it (an IPv4 address or an IPv6 /64), set by `AuthenticationMiddleware`.
     public var clientIP: String = "unknown"
     /// The caller behind the bearer token, if one was sent (and valid).
     public var identity: Identity?

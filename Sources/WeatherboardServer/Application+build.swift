@@ -3,6 +3,7 @@ import Database
 import Hummingbird
 import Logging
 import NIOCore
+import RateLimit
 import ServiceLifecycle
 import Weather
 
@@ -10,10 +11,12 @@ import Weather
 public struct AppDependencies: Sendable {
     public let database: PostgresPool
     public let hasher: PasswordHasher
-    public let rateLimiter: any RateLimiter
+    public let rateLimiter: RateLimiter
     public let accounts: AccountService
     public let posts: PostService
     public let moderation: ModerationService
+    /// What expires, purged in the background (CONTRACT §7).
+    public let purger: Purger
     public let metrics: AppMetrics
     /// Region lookups and search (CONTRACT §6).
     public let regions: RegionStore
@@ -21,8 +24,8 @@ public struct AppDependencies: Sendable {
     public let weather: any WeatherProviding
 
     public init(
-        database: PostgresPool, hasher: PasswordHasher, rateLimiter: any RateLimiter, reportPolicy: ReportPolicy = ReportPolicy(),
-        regions: RegionStore? = nil, weather: (any WeatherProviding)? = nil, metrics: AppMetrics = AppMetrics()
+        database: PostgresPool, hasher: PasswordHasher, rateLimiter: RateLimiter, reportPolicy: ReportPolicy = ReportPolicy(),
+        purgePolicy: Purger.Policy = Purger.Policy(), regions: RegionStore? = nil, weather: (any WeatherProviding)? = nil, metrics: AppMetrics = AppMetrics()
     ) {
         self.database = database
         self.metrics = metrics
@@ -33,6 +36,7 @@ public struct AppDependencies: Sendable {
         let filter = TermFilter { try await moderationStore.terms() }
         self.posts = PostService(store: PostgresPostStore(database: database), rateLimiter: rateLimiter, filter: filter)
         self.moderation = ModerationService(store: moderationStore, posts: posts, rateLimiter: rateLimiter, policy: reportPolicy)
+        self.purger = Purger(database: database, policy: purgePolicy)
         let regions = regions ?? RegionStore(database: database)
         self.regions = regions
         self.weather = weather ?? WeatherService(provider: nil, regions: regions, database: database)
@@ -48,7 +52,7 @@ public struct AppDependencies: Sendable {
             ),
             logger: logger
         )
-        let rateLimiter: any RateLimiter = configuration.rateLimitsEnabled ? PostgresRateLimiter(database: pool) : UnlimitedRateLimiter()
+        let rateLimiter = RateLimiter(database: pool, enabled: configuration.rateLimitsEnabled)
         let regions = RegionStore(database: pool)
         let metrics = AppMetrics()
         return AppDependencies(
@@ -56,6 +60,7 @@ public struct AppDependencies: Sendable {
             hasher: PasswordHasher(threads: configuration.passwordHashThreads),
             rateLimiter: rateLimiter,
             reportPolicy: ReportPolicy(hideThreshold: configuration.reportHideThreshold, trustAgeSeconds: configuration.reportTrustAgeSeconds),
+            purgePolicy: Purger.Policy(evidenceDays: configuration.reportEvidenceDays),
             regions: regions,
             weather: WeatherService.make(configuration: configuration, regions: regions, database: pool, logger: logger, observer: metrics.recordWeather),
             metrics: metrics
@@ -75,7 +80,10 @@ public func buildApplication(
         router: router,
         server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "weatherboard"),
-        services: [DatabaseShutdownService(dependencies: dependencies)],
+        services: [
+            DatabaseShutdownService(dependencies: dependencies),
+            PurgerService(purger: dependencies.purger, interval: .seconds(configuration.purgeIntervalSeconds), metrics: dependencies.metrics, logger: logger),
+        ],
         onServerRunning: onServerRunning,
         logger: logger
     )

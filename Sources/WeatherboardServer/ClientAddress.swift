@@ -1,8 +1,9 @@
 import Foundation
 import NIOCore
 
-/// Finds the client's IP for rate limits: the socket peer, unless the peer is a trusted proxy, in which case
-/// the right-most `X-Forwarded-For` entry that is not itself a trusted proxy.
+/// Finds the client for rate limits: the socket peer, unless the peer is a trusted proxy, in which case
+/// the right-most `X-Forwarded-For` entry that is not itself a trusted proxy. An IPv6 client is its /64
+/// (one subscriber gets a whole /64 and picks addresses in it at will), written `2001:db8:1:2::/64`.
 struct ClientAddress: Sendable {
     let trusted: [IPRange]
 
@@ -11,6 +12,19 @@ struct ClientAddress: Sendable {
     }
 
     func resolve(peer: SocketAddress?, forwardedFor: String?) -> String {
+        let ip = address(peer: peer, forwardedFor: forwardedFor)
+        guard let bytes = IPRange.bytes(of: ip) else { return ip }
+        return Self.limitSubject(bytes) ?? ip
+    }
+
+    /// The /64 of an IPv6 address; nil for IPv4 (including IPv4-mapped IPv6, which `bytes(of:)` unmaps).
+    static func limitSubject(_ bytes: [UInt8]) -> String? {
+        guard bytes.count == 16 else { return nil }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
+    }
+
+    private func address(peer: SocketAddress?, forwardedFor: String?) -> String {
         guard let peerIP = peer?.ipAddress else { return "unknown" }
         guard isTrusted(peerIP), let forwardedFor else { return peerIP }
         let hops = forwardedFor.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

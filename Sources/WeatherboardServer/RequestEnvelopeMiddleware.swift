@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import RateLimit
 import WeatherboardAPI
 
 /// The outermost middleware. For every request it
@@ -58,6 +59,8 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
         case let error as APIError:
             apiError = error
         case let error as BoardError:
+            apiError = APIError(error)
+        case let error as RateLimitExceeded:
             apiError = APIError(error)
         case let error as HTTPError:
             apiError = Self.translate(error)

@@ -1,6 +1,7 @@
 import Board
 import Database
 import Foundation
+import RateLimit
 import Testing
 import Weather
 import WeatherboardServer
@@ -115,7 +116,7 @@ struct WeatherTestRig: Sendable {
 
     var dependencies: AppDependencies {
         AppDependencies(
-            database: database, hasher: PasswordHasher(threads: 1), rateLimiter: UnlimitedRateLimiter(),
+            database: database, hasher: PasswordHasher(threads: 1), rateLimiter: .unlimited,
             regions: RegionStore(database: database), weather: service
         )
     }

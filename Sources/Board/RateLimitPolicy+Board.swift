@@ -1,0 +1,18 @@
+import RateLimit
+
+extension RateLimitPolicy {
+    /// Anonymous accounts per client address: 30 an hour (carrier NAT puts many phones behind one address).
+    public static let accountCreation = RateLimitPolicy(name: "account-create", limit: 30, windowSeconds: 3600)
+    /// Failed logins per username: 10 per 15 minutes. Every attempt is counted before the password is
+    /// checked, and a login that succeeds gives its hit back.
+    public static let failedLoginPerUsername = RateLimitPolicy(name: "login-fail-user", limit: 10, windowSeconds: 900)
+    /// Failed logins per client address: 50 per 15 minutes.
+    public static let failedLoginPerIP = RateLimitPolicy(name: "login-fail-ip", limit: 50, windowSeconds: 900)
+    /// Posts by an anonymous account: 3 per 10 minutes (Lemmy allows 6 per 10 minutes for everyone;
+    /// Discourse holds new users to fewer).
+    public static let anonymousPosting = RateLimitPolicy(name: "post-anon", limit: 3, windowSeconds: 600)
+    /// Posts by a registered account: 10 per 10 minutes.
+    public static let registeredPosting = RateLimitPolicy(name: "post", limit: 10, windowSeconds: 600)
+    /// New reports by one account: 20 an hour (repeating a report is not counted).
+    public static let reporting = RateLimitPolicy(name: "report", limit: 20, windowSeconds: 3600)
+}

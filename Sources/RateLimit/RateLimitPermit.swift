@@ -1,0 +1,9 @@
+/// One counted hit, which `RateLimiter.giveBack` can return (a login that succeeded, work that did not
+/// happen). A permit from a disabled limiter counts nothing.
+public struct RateLimitPermit: Sendable, Equatable {
+    let bucket: String?
+    /// The hit's time in microseconds since 1970, as stored in the bucket.
+    let microseconds: Int64
+
+    static let uncounted = RateLimitPermit(bucket: nil, microseconds: 0)
+}

@@ -1,0 +1,118 @@
+import Database
+import Foundation
+import Hashing
+
+/// Sliding-window limits over the `rate_limits` table (sql/0014_rate_limits.sql).
+///
+/// A bucket holds the times of its hits inside the window. `acquire` drops the hits that left the window,
+/// and appends this one only while fewer than `limit` remain, all in one `INSERT … ON CONFLICT DO UPDATE`:
+/// PostgreSQL locks the bucket's row for the update and evaluates the condition on its newest version, so
+/// parallel requests are counted one after another and exactly `limit` of any burst get through, in any
+/// window of `windowSeconds` (no fixed window edge to double up on).
+public struct RateLimiter: Sendable {
+    let database: PostgresPool?
+
+    /// `enabled: false` is `RATE_LIMITS=off` (load tests, bulk imports): nothing is counted or refused.
+    public init(database: PostgresPool, enabled: Bool = true) {
+        self.database = enabled ? database : nil
+    }
+
+    /// A limiter that never refuses.
+    public static let unlimited = RateLimiter(pool: nil)
+
+    private init(pool: PostgresPool?) {
+        self.database = pool
+    }
+
+    public var isEnabled: Bool { database != nil }
+
+    /// Counts one hit, or throws `RateLimitExceeded` (counting nothing) when the subject is at its limit.
+    @discardableResult
+    public func acquire(_ policy: RateLimitPolicy, subject: String) async throws -> RateLimitPermit {
+        guard let database else { return .uncounted }
+        let bucket = Self.bucket(policy, subject: subject)
+        return try Self.permit(from: await database.query(Self.acquireQuery(policy, bucket: bucket)), bucket: bucket)
+    }
+
+    /// `acquire` inside a caller's transaction: the hit commits or rolls back with the work it allows, and
+    /// the bucket stays locked until then.
+    @discardableResult
+    public func acquire(_ policy: RateLimitPolicy, subject: String, on connection: PostgresConnection) throws -> RateLimitPermit {
+        guard isEnabled else { return .uncounted }
+        let bucket = Self.bucket(policy, subject: subject)
+        return try Self.permit(from: connection.query(Self.acquireQuery(policy, bucket: bucket)), bucket: bucket)
+    }
+
+    /// Returns a counted hit. Best effort: a failure only leaves the hit counted until it expires.
+    public func giveBack(_ permit: RateLimitPermit) async {
+        guard let database, let bucket = permit.bucket else { return }
+        _ = try? await database.execute(
+            """
+            UPDATE rate_limits
+            SET hits = hits[:array_position(hits, \(permit.microseconds)) - 1] || hits[array_position(hits, \(permit.microseconds)) + 1:]
+            WHERE bucket = \(bucket) AND \(permit.microseconds) = ANY(hits)
+            """
+        )
+    }
+
+    /// The hits of a subject now in the window (for tests and operators).
+    public func count(_ policy: RateLimitPolicy, subject: String) async throws -> Int {
+        guard let database else { return 0 }
+        let rows = try await database.query(
+            """
+            SELECT count(*) AS n FROM rate_limits r, unnest(r.hits) h
+            WHERE r.bucket = \(Self.bucket(policy, subject: subject))
+              AND h > (extract(epoch FROM now()) * 1000000)::int8 - \(Int64(policy.windowSeconds) * 1_000_000)
+            """
+        )
+        return try rows.first?.decode(Int.self, "n") ?? 0
+    }
+
+    /// Deletes up to `batchSize` buckets whose window has passed (the background purger runs it).
+    public static func purgeStatement(batchSize: Int) -> SQLQuery {
+        """
+        DELETE FROM rate_limits WHERE bucket IN (
+            SELECT bucket FROM rate_limits WHERE expires_at < now() LIMIT \(batchSize))
+        """
+    }
+
+    /// `name:subject`; a long or unusual subject (a username as typed) is replaced by its SHA-256, so a
+    /// bucket key is short and plain whatever a client sends.
+    static func bucket(_ policy: RateLimitPolicy, subject: String) -> String {
+        let plain = subject.utf8.count <= 64 && subject.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f }
+        return "\(policy.name):" + (plain ? subject : "sha256:" + Digest.sha256Hex(subject))
+    }
+
+    /// One statement decides and counts; the outer SELECT also reads the oldest hit still in the window
+    /// for `Retry-After` when the hit was refused.
+    static func acquireQuery(_ policy: RateLimitPolicy, bucket: String) -> SQLQuery {
+        let window = Int64(max(1, policy.windowSeconds)) * 1_000_000
+        return """
+            WITH c AS (SELECT (extract(epoch FROM now()) * 1000000)::int8 AS now),
+            hit AS (
+                INSERT INTO rate_limits AS r (bucket, hits, expires_at)
+                SELECT \(bucket), ARRAY[c.now], now() + make_interval(secs => \(Double(policy.windowSeconds))) FROM c
+                WHERE \(policy.limit) > 0
+                ON CONFLICT (bucket) DO UPDATE
+                SET hits = ARRAY(SELECT h FROM unnest(r.hits) h WHERE h > (SELECT now FROM c) - \(window)) || (SELECT now FROM c),
+                    expires_at = EXCLUDED.expires_at
+                WHERE (SELECT count(*) FROM unnest(r.hits) h WHERE h > (SELECT now FROM c) - \(window)) < \(policy.limit)
+                RETURNING 1 AS counted
+            )
+            SELECT (SELECT now FROM c) AS now, EXISTS (SELECT 1 FROM hit) AS counted,
+                   (SELECT min(h) FROM rate_limits r, unnest(r.hits) h WHERE r.bucket = \(bucket) AND h > (SELECT now FROM c) - \(window)) + \(window) AS frees_at
+            """
+    }
+
+    static func permit(from rows: PostgresRows, bucket: String) throws -> RateLimitPermit {
+        guard let row = rows.first else { throw RateLimitExceeded(retryAfterSeconds: 1) }
+        let now = try row.decode(Int64.self, "now")
+        if try row.decode(Bool.self, "counted") {
+            return RateLimitPermit(bucket: bucket, microseconds: now)
+        }
+        let freesAt = try row.decode(Int64?.self, "frees_at") ?? now
+        let (wait, overflow) = freesAt.subtractingReportingOverflow(now)
+        let seconds = overflow ? 1 : Int((max(0, wait) + 999_999) / 1_000_000)
+        throw RateLimitExceeded(retryAfterSeconds: max(1, seconds))
+    }
+}
