@@ -156,4 +156,36 @@ import Weather
             }
         }
     }
+
+    @Test func includeWeatherCountsAgainstTheClientButNeverAnswers429() async throws {
+        try await RegionTestCatalog.loaded.value
+        try await FakeWeatherAPI.with { fake in
+            let rig = WeatherTestRig.make(provider: "open-meteo", fake: fake, budget: Self.budget(cold: 2, upstream: 10_000))
+            let regions = try await QuietRegions.take(5, from: 280, database: rig.database)
+            try await rig.forget(regions)
+            try await withTestServer(dependencies: rig.dependencies) { server in
+                let author = try await server.anonymousAccount()
+                for region in regions[0..<4] {
+                    _ = try await server.createPost(author, regionId: String(region))
+                }
+                let list = try await server.json("GET", "/v1/posts?authorId=\(author.id)&include=weather")
+                #expect(list.status == 200)
+                let regionsOfItems = list.items.compactMap { $0["region"] as? [String: Any] }
+                #expect(regionsOfItems.count == 4)
+                #expect(regionsOfItems.allSatisfy { $0.keys.contains("currentWeather") })
+                let attached = regionsOfItems.filter { $0["currentWeather"] is [String: Any] }
+                #expect(attached.count == 2, "the client's two cold requests; the others are null")
+                #expect(fake.callCount == 2)
+
+                // The list spent this client's budget: a cold region now answers 429.
+                let cold = try await server.json("GET", "/v1/regions/\(regions[4])/weather")
+                #expect(cold.status == 429)
+                // The two it got are cached and keep coming, at no cost.
+                let again = try await server.json("GET", "/v1/posts?authorId=\(author.id)&include=weather")
+                #expect(again.status == 200)
+                #expect(again.items.compactMap { ($0["region"] as? [String: Any])?["currentWeather"] as? [String: Any] }.count == 2)
+                #expect(fake.callCount == 2)
+            }
+        }
+    }
 }
