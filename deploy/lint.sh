@@ -102,7 +102,7 @@ lint_env() {
   vars="$( { grep -oE '(string|int)\("[A-Z][A-Z0-9_]+"' "$config" 2>/dev/null | grep -oE '[A-Z][A-Z0-9_]+'
              grep -oE 'environment\["[A-Z][A-Z0-9_]+"\]' "$ROOT"/Sources/*/*.swift 2>/dev/null | grep -oE '[A-Z][A-Z0-9_]+"' | tr -d '"'
              echo DATABASE_URL HOST PORT WEATHER_PROVIDER WEATHER_BASE_URL OPENWEATHERMAP_API_KEY KMA_SERVICE_KEY \
-                  WEATHER_TTL_SECONDS REPORT_HIDE_THRESHOLD REPORT_TRUST_AGE_SECONDS TRUSTED_PROXIES RATE_LIMITS \
+                  WEATHER_TTL_SECONDS WEATHER_COLD_PER_MINUTE WEATHER_UPSTREAM_PER_MINUTE REPORT_HIDE_THRESHOLD REPORT_TRUST_AGE_SECONDS TRUSTED_PROXIES RATE_LIMITS \
                   DB_POOL_SIZE DB_STATEMENT_TIMEOUT_MS LOG_LEVEL LOG_FORMAT WEATHERBOARD_SQL_DIR | tr ' ' '\n'
            } | sort -u)"
   local file name missing

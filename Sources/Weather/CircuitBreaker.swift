@@ -37,6 +37,12 @@ struct CircuitBreaker: Sendable {
         }
     }
 
+    /// The call `allowsRequest` let through did not go out after all (the upstream budget refused it): a
+    /// half-open breaker may let the next one through instead.
+    mutating func callNotMade() {
+        trialInFlight = false
+    }
+
     mutating func recordSuccess() {
         state = .closed
         consecutiveFailures = 0

@@ -39,6 +39,9 @@ public enum KMAGrid {
         theta *= sn
         let x = floor(ra * sin(theta) + 43 + 0.5)
         let y = floor(ro - ra * cos(theta) + 136 + 0.5)
+        // Only a point inside the grid is meaningful; anything else (a pole, a non-finite coordinate) becomes
+        // (0, 0), which is outside `validX`/`validY`, instead of trapping in `Int(Double)`.
+        guard x.isFinite, y.isFinite, abs(x) < 1_000_000, abs(y) < 1_000_000 else { return Point(nx: 0, ny: 0) }
         return Point(nx: Int(x), ny: Int(y))
     }
 }

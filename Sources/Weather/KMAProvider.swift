@@ -28,7 +28,11 @@ public struct KMAProvider: WeatherProvider {
 
     /// The latest published base time: nowcasts exist for HH00 from about HH:40, forecasts for HH30 from about HH:45.
     static func baseDateTime(now: Date, forecast: Bool) -> (date: String, time: String) {
-        let kst = Int64((now.timeIntervalSince1970 + kstOffset).rounded(.down)) - (forecast ? 45 : 40) * 60
+        // The clock is ours, but the arithmetic stays total whatever it says: clamped to 2000…2199.
+        let raw = now.timeIntervalSince1970 + kstOffset
+        let bounded = raw.isFinite
+            ? min(max(raw, Plausible.earliest.timeIntervalSince1970), Plausible.latest.timeIntervalSince1970 - 1) : Plausible.earliest.timeIntervalSince1970
+        let kst = Int64(bounded.rounded(.down)) - (forecast ? 45 : 40) * 60
         let days = kst >= 0 ? kst / 86_400 : (kst - 86_399) / 86_400
         let secondOfDay = kst - days * 86_400
         let hour = secondOfDay / 3600
@@ -131,23 +135,40 @@ public struct KMAProvider: WeatherProvider {
             if let current = earliest[item.category], current.key <= key { continue }
             earliest[item.category] = (key, value)
         }
-        guard let temperature = values["T1H"]?.number else {
-            throw ProviderError(.malformed, "kma getUltraSrtNcst: no T1H")
+        let source = "kma"
+        let temperature = try Plausible.value(values["T1H"]?.number, .temperature, source: source)
+        let humidity = try Plausible.value(values["REH"]?.number, .humidity, source: source)
+        let wind = try Plausible.value(values["WSD"]?.number, .windSpeed, source: source)
+        // Codes: a present value must be a small whole number; PTY falls back to the forecast's, then to none.
+        let ptyValue = values["PTY"] ?? earliest["PTY"]?.value
+        let pty: Int
+        if let ptyValue {
+            guard let code = Plausible.code(ptyValue.number) else { throw ProviderError(.implausible, "kma: PTY '\(ptyValue.text)' is not a code") }
+            pty = code
+        } else {
+            pty = 0
         }
-        let humidity = values["REH"]?.number ?? 0
-        let wind = values["WSD"]?.number ?? 0
-        let pty = Int(values["PTY"]?.number ?? earliest["PTY"]?.value.number ?? 0)
-        let sky = earliest["SKY"]?.value.number.map { Int($0) }
-        let lightning = earliest["LGT"]?.value.number ?? 0
+        var sky: Int?
+        if let skyValue = earliest["SKY"]?.value {
+            guard let code = Plausible.code(skyValue.number) else { throw ProviderError(.implausible, "kma: SKY '\(skyValue.text)' is not a code") }
+            sky = code
+        }
+        var lightning = 0.0
+        if let lgt = earliest["LGT"]?.value {
+            guard let number = lgt.number, number.isFinite else { throw ProviderError(.implausible, "kma: LGT '\(lgt.text)' is not a number") }
+            lightning = number
+        }
         guard let first = observed.first, let date = first.baseDate, let time = first.baseTime,
             let observedAt = parseKST(date: date, time: time)
         else {
-            throw ProviderError(.malformed, "kma getUltraSrtNcst: no base date/time")
+            throw ProviderError(.implausible, "kma getUltraSrtNcst: no plausible base date/time")
         }
         return Observation(
             weatherType: weatherType(pty: pty, sky: sky, lightning: lightning),
             temperature: temperature,
-            feelsLike: Units.round(apparentTemperature(celsius: temperature, humidity: humidity, wind: wind)),
+            feelsLike: try Plausible.value(
+                Units.round(apparentTemperature(celsius: temperature, humidity: humidity, wind: wind)), .feelsLike, source: source
+            ),
             humidity: humidity,
             pressure: nil,
             windSpeed: wind,
@@ -187,11 +208,17 @@ public struct KMAProvider: WeatherProvider {
         return t + 0.33 * vapour - 0.70 * wind - 4.00
     }
 
-    /// `20261122` + `0900` in KST.
+    /// `20261122` + `0900` in KST; nil unless both are digits only and name a plausible time (`Plausible.epochSeconds`).
     static func parseKST(date: String, time: String) -> Date? {
-        guard date.count == 8, time.count == 4, let d = Int64(date), let t = Int64(time) else { return nil }
-        let days = CivilDate.days(year: d / 10_000, month: d / 100 % 100, day: d % 100)
-        let seconds = days * 86_400 + (t / 100) * 3600 + (t % 100) * 60 - Int64(kstOffset)
+        func digits(_ text: String, _ count: Int) -> Int64? {
+            guard text.utf8.count == count, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+            return Int64(text)
+        }
+        guard let d = digits(date, 8), let t = digits(time, 4),
+            let seconds = Plausible.epochSeconds(
+                year: d / 10_000, month: d / 100 % 100, day: d % 100, hour: t / 100, minute: t % 100, offsetSeconds: Int64(kstOffset)
+            )
+        else { return nil }
         return Date(timeIntervalSince1970: Double(seconds))
     }
 }

@@ -23,23 +23,26 @@ public struct OpenMeteoProvider: WeatherProvider {
         try Self.parse(try await http.get(url(for: region)))
     }
 
+    /// Every number is optional here: `Plausible` decides what a missing one means (a failure, or for
+    /// `uv_index` and `apparent_temperature` nothing).
     struct Body: Decodable {
         struct Current: Decodable {
             var time: String
-            var temperature_2m: Double
-            var relative_humidity_2m: Double
+            var temperature_2m: Double?
+            var relative_humidity_2m: Double?
             var apparent_temperature: Double?
-            var weather_code: Int
-            var cloud_cover: Double
-            var pressure_msl: Double
-            var wind_speed_10m: Double
+            var weather_code: Double?
+            var cloud_cover: Double?
+            var pressure_msl: Double?
+            var wind_speed_10m: Double?
             var uv_index: Double?
         }
-        var utc_offset_seconds: Int?
+        var utc_offset_seconds: Double?
         var current: Current
     }
 
     /// Reads a `/v1/forecast` answer. Its `time` is local wall time without a zone: `utc_offset_seconds` says which.
+    /// A missing, non-finite or implausible value throws `ProviderError` (`Plausible`).
     public static func parse(_ body: [UInt8]) throws -> Observation {
         let decoded: Body
         do {
@@ -48,19 +51,23 @@ public struct OpenMeteoProvider: WeatherProvider {
             throw ProviderError(.malformed, "open-meteo: unreadable body (\(error))")
         }
         let c = decoded.current
-        guard let local = parseLocalTime(c.time) else {
-            throw ProviderError(.malformed, "open-meteo: bad time '\(c.time)'")
+        let source = "open-meteo"
+        guard let offset = Plausible.code(decoded.utc_offset_seconds ?? 0), let observedAt = parseLocalTime(c.time, offsetSeconds: Int64(offset)) else {
+            throw ProviderError(.implausible, "open-meteo: bad time '\(c.time)' at offset \(decoded.utc_offset_seconds ?? 0)")
         }
-        let observedAt = local.addingTimeInterval(-Double(decoded.utc_offset_seconds ?? 0))
+        guard let code = Plausible.code(c.weather_code) else {
+            throw ProviderError(.implausible, "open-meteo: weather_code \(c.weather_code.map { "\($0)" } ?? "missing") is not a code")
+        }
+        let temperature = try Plausible.value(c.temperature_2m, .temperature, source: source)
         return Observation(
-            weatherType: weatherType(wmoCode: c.weather_code),
-            temperature: c.temperature_2m,
-            feelsLike: c.apparent_temperature ?? c.temperature_2m,
-            humidity: c.relative_humidity_2m,
-            pressure: c.pressure_msl,
-            windSpeed: c.wind_speed_10m,
-            uvIndex: c.uv_index,
-            cloudiness: c.cloud_cover,
+            weatherType: weatherType(wmoCode: code),
+            temperature: temperature,
+            feelsLike: try Plausible.value(c.apparent_temperature ?? temperature, .feelsLike, source: source),
+            humidity: try Plausible.value(c.relative_humidity_2m, .humidity, source: source),
+            pressure: try Plausible.value(c.pressure_msl, .pressure, source: source),
+            windSpeed: try Plausible.value(c.wind_speed_10m, .windSpeed, source: source),
+            uvIndex: try Plausible.optionalValue(c.uv_index, .uvIndex, source: source),
+            cloudiness: try Plausible.value(c.cloud_cover, .cloudiness, source: source),
             observedAt: observedAt
         )
     }
@@ -81,17 +88,29 @@ public struct OpenMeteoProvider: WeatherProvider {
         }
     }
 
-    /// `2026-11-22T09:30` (or with `:ss`) read as if it were UTC.
-    static func parseLocalTime(_ text: String) -> Date? {
-        let parts = text.split(separator: "T")
+    /// `2026-11-22T09:30` (or with `:ss`) in a zone `offsetSeconds` east of UTC; nil when it is not such a time or
+    /// names an absurd one (`Plausible.epochSeconds`).
+    static func parseLocalTime(_ text: String, offsetSeconds: Int64 = 0) -> Date? {
+        let parts = text.split(separator: "T", omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
-        let date = parts[0].split(separator: "-").compactMap { Int64($0) }
-        let time = parts[1].split(separator: ":").compactMap { Int64($0) }
-        guard date.count == 3, time.count == 2 || time.count == 3,
-            (1...12).contains(date[1]), (1...31).contains(date[2]), (0...23).contains(time[0]), (0...59).contains(time[1])
+        let date = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+        let time = parts[1].split(separator: ":", omittingEmptySubsequences: false)
+        guard date.count == 3, time.count == 2 || time.count == 3 else { return nil }
+        func number(_ part: Substring, digits: ClosedRange<Int>) -> Int64? {
+            guard digits.contains(part.utf8.count), part.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+            return Int64(part)
+        }
+        guard let year = number(date[0], digits: 4...4), let month = number(date[1], digits: 1...2), let day = number(date[2], digits: 1...2),
+            let hour = number(time[0], digits: 1...2), let minute = number(time[1], digits: 1...2)
         else { return nil }
-        let days = CivilDate.days(year: date[0], month: date[1], day: date[2])
-        let seconds = days * 86_400 + time[0] * 3600 + time[1] * 60 + (time.count == 3 ? time[2] : 0)
+        var second: Int64 = 0
+        if time.count == 3 {
+            guard let s = number(time[2], digits: 1...2) else { return nil }
+            second = s
+        }
+        guard let seconds = Plausible.epochSeconds(
+            year: year, month: month, day: day, hour: hour, minute: minute, second: second, offsetSeconds: offsetSeconds
+        ) else { return nil }
         return Date(timeIntervalSince1970: Double(seconds))
     }
 }

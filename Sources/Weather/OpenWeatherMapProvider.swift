@@ -24,25 +24,27 @@ public struct OpenWeatherMapProvider: WeatherProvider {
         return try Self.parse(try await http.get(url(for: region)))
     }
 
+    /// Every number is optional here: `Plausible` decides what a missing one means.
     struct Body: Decodable {
         struct Current: Decodable {
             struct Condition: Decodable {
-                var id: Int?
+                var id: Double?
                 var icon: String?
             }
-            var dt: Int64
-            var temp: Double
+            var dt: Double?
+            var temp: Double?
             var feels_like: Double?
-            var pressure: Double
-            var humidity: Double
+            var pressure: Double?
+            var humidity: Double?
             var uvi: Double?
-            var clouds: Double
-            var wind_speed: Double
+            var clouds: Double?
+            var wind_speed: Double?
             var weather: [Condition]?
         }
         var current: Current
     }
 
+    /// Reads a One Call answer; a missing, non-finite or implausible value throws `ProviderError` (`Plausible`).
     public static func parse(_ body: [UInt8]) throws -> Observation {
         let decoded: Body
         do {
@@ -51,17 +53,26 @@ public struct OpenWeatherMapProvider: WeatherProvider {
             throw ProviderError(.malformed, "openweathermap: unreadable body (\(error))")
         }
         let c = decoded.current
+        let source = "openweathermap"
+        guard let observedAt = Plausible.date(unixSeconds: c.dt) else {
+            throw ProviderError(.implausible, "openweathermap: dt \(c.dt.map { "\($0)" } ?? "missing") is absurd")
+        }
         let condition = c.weather?.first
+        let id = Plausible.code(condition?.id)
+        if let raw = condition?.id, id == nil {
+            throw ProviderError(.implausible, "openweathermap: condition id \(raw) is not a code")
+        }
+        let temperature = try Plausible.value(c.temp, .temperature, source: source)
         return Observation(
-            weatherType: weatherType(icon: condition?.icon, id: condition?.id),
-            temperature: c.temp,
-            feelsLike: c.feels_like ?? c.temp,
-            humidity: c.humidity,
-            pressure: c.pressure,
-            windSpeed: c.wind_speed,
-            uvIndex: c.uvi,
-            cloudiness: c.clouds,
-            observedAt: Date(timeIntervalSince1970: Double(c.dt))
+            weatherType: weatherType(icon: condition?.icon, id: id),
+            temperature: temperature,
+            feelsLike: try Plausible.value(c.feels_like ?? temperature, .feelsLike, source: source),
+            humidity: try Plausible.value(c.humidity, .humidity, source: source),
+            pressure: try Plausible.value(c.pressure, .pressure, source: source),
+            windSpeed: try Plausible.value(c.wind_speed, .windSpeed, source: source),
+            uvIndex: try Plausible.optionalValue(c.uvi, .uvIndex, source: source),
+            cloudiness: try Plausible.value(c.clouds, .cloudiness, source: source),
+            observedAt: observedAt
         )
     }
 

@@ -10,7 +10,12 @@ import Logging
 /// - stale-if-error: when the provider fails, the last value (memory or table) is served with `stale: true`
 ///   and the provider is not asked again for that region for `failureBackoff`; with nothing cached the call
 ///   throws `WeatherError.unavailable`;
-/// - a circuit breaker that stops calling a provider which keeps failing, for `breakerCooldown`.
+/// - a circuit breaker that stops calling a provider which keeps failing, for `breakerCooldown`;
+/// - an upstream budget (`UpstreamBudget`): each call about to go out is admitted first, per client address and
+///   deployment-wide; past the client's limit the request throws `WeatherError.rateLimited`, past the deployment's
+///   it is answered like a provider failure (stale value, or `unavailable` with a `Retry-After`);
+/// - every answer, and every row read back from the table, is checked by `Plausible` first: an implausible one is
+///   a provider failure (or an absent row), never used, cached or shown.
 public actor WeatherService: WeatherProviding {
     public struct Configuration: Sendable {
         public var ttl: TimeInterval = 600
@@ -33,6 +38,15 @@ public actor WeatherService: WeatherProviding {
         case upstreamFailure(regionID: Int)
         case servedStale(regionID: Int)
         case circuitOpen(regionID: Int)
+        /// The requester's per-client limit refused the upstream call this request needed.
+        case clientLimited(regionID: Int)
+        /// The deployment's upstream budget refused the call.
+        case budgetExhausted(regionID: Int)
+    }
+
+    private struct Flight {
+        var task: Task<CachedObservation, any Error>
+        var requester: WeatherRequester
     }
 
     private struct Entry {
@@ -48,13 +62,15 @@ public actor WeatherService: WeatherProviding {
     private let now: @Sendable () -> Date
     private let observer: (@Sendable (Event) -> Void)?
     private let logger: Logger
+    private let budget: (any UpstreamBudget)?
 
     private var memory: [Int: Entry] = [:]
-    private var inFlight: [Int: Task<CachedObservation, any Error>] = [:]
+    private var inFlight: [Int: Flight] = [:]
     private var knownRegions: [Int: Region] = [:]
     private var breaker: CircuitBreaker
 
-    /// `provider` nil is `WEATHER_PROVIDER=none`: weather is always unavailable.
+    /// `provider` nil is `WEATHER_PROVIDER=none`: weather is always unavailable. `budget` nil: upstream calls are
+    /// not limited (tests that are not about the budget).
     public init(
         provider: (any WeatherProvider)?,
         regions: any RegionProviding,
@@ -62,8 +78,10 @@ public actor WeatherService: WeatherProviding {
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "weatherboard.weather"),
         now: @escaping @Sendable () -> Date = { Date() },
-        observer: (@Sendable (Event) -> Void)? = nil
+        observer: (@Sendable (Event) -> Void)? = nil,
+        budget: (any UpstreamBudget)? = nil
     ) {
+        self.budget = budget
         self.provider = provider
         self.regions = regions
         self.database = database
@@ -74,25 +92,36 @@ public actor WeatherService: WeatherProviding {
         self.breaker = CircuitBreaker(threshold: configuration.breakerThreshold, cooldown: configuration.breakerCooldown)
     }
 
-    public func currentWeather(regionID: Int, units: Units, language: DisplayLanguage) async throws -> CurrentWeather {
-        try await observation(regionID: regionID).currentWeather(units: units, language: language)
+    public func currentWeather(regionID: Int, units: Units, language: DisplayLanguage, requester: WeatherRequester) async throws -> CurrentWeather {
+        try await observation(regionID: regionID, requester: requester).currentWeather(units: units, language: language)
     }
 
     /// The cached observation (metric), refreshing it if needed.
-    public func observation(regionID: Int) async throws -> CachedObservation {
-        if let entry = memory[regionID], isServable(entry, at: now()) {
-            observer?(.memoryHit(regionID: regionID))
-            return entry.value
+    public func observation(regionID: Int, requester: WeatherRequester = .server) async throws -> CachedObservation {
+        // A refresh started by another client that its own limit refused says nothing about this request: it then
+        // tries on its own (each refused flight is skipped once, so this ends).
+        var refused: Task<CachedObservation, any Error>?
+        while true {
+            if let entry = memory[regionID], isServable(entry, at: now()) {
+                observer?(.memoryHit(regionID: regionID))
+                return entry.value
+            }
+            if let flight = inFlight[regionID], flight.task != refused {
+                observer?(.joinedInFlight(regionID: regionID))
+                do {
+                    return try await flight.task.value
+                } catch WeatherError.rateLimited(let seconds) {
+                    guard flight.requester.clientAddress != requester.clientAddress else { throw WeatherError.rateLimited(retryAfterSeconds: seconds) }
+                    refused = flight.task
+                    continue
+                }
+            }
+            let task = Task { try await self.refresh(regionID: regionID, requester: requester) }
+            inFlight[regionID] = Flight(task: task, requester: requester)
+            let result = await task.result
+            if inFlight[regionID]?.task == task { inFlight[regionID] = nil }
+            return try result.get()
         }
-        if let task = inFlight[regionID] {
-            observer?(.joinedInFlight(regionID: regionID))
-            return try await task.value
-        }
-        let task = Task { try await self.refresh(regionID: regionID) }
-        inFlight[regionID] = task
-        let result = await task.result
-        inFlight[regionID] = nil
-        return try result.get()
     }
 
     /// True while the circuit breaker refuses calls.
@@ -103,7 +132,7 @@ public actor WeatherService: WeatherProviding {
         return now.timeIntervalSince(entry.value.fetchedAt) < configuration.ttl
     }
 
-    private func refresh(regionID: Int) async throws -> CachedObservation {
+    private func refresh(regionID: Int, requester: WeatherRequester) async throws -> CachedObservation {
         let region = try await lookUp(regionID)
         guard let provider else { throw WeatherError.unavailable("no weather provider is configured") }
 
@@ -124,10 +153,31 @@ public actor WeatherService: WeatherProviding {
             observer?(.circuitOpen(regionID: regionID))
             return try fallback(regionID: regionID, persisted: persisted, reason: "the weather provider is failing; retrying shortly")
         }
+        if let budget {
+            do {
+                try await budget.admit(requester)
+            } catch UpstreamRefusal.clientLimit(let seconds) {
+                breaker.callNotMade()
+                observer?(.clientLimited(regionID: regionID))
+                throw WeatherError.rateLimited(retryAfterSeconds: seconds)
+            } catch UpstreamRefusal.deploymentBudget(let seconds) {
+                breaker.callNotMade()
+                observer?(.budgetExhausted(regionID: regionID))
+                return try fallback(
+                    regionID: regionID, persisted: persisted, reason: "the weather provider budget is spent; try again in \(seconds) s",
+                    retryAfterSeconds: seconds
+                )
+            } catch {
+                breaker.callNotMade()
+                logger.warning("weather upstream budget check failed", metadata: ["region": "\(regionID)", "error": "\(error)"])
+                return try fallback(regionID: regionID, persisted: persisted, reason: "the weather provider budget could not be checked")
+            }
+        }
         observer?(.upstreamCall(regionID: regionID))
         let observation: Observation
         do {
-            observation = try await provider.observe(region)
+            // Outside data: an implausible answer is a provider failure like any other (CONTRACT §6).
+            observation = try Plausible.check(try await provider.observe(region), now: now(), source: provider.name)
         } catch {
             if let error = error as? ProviderError, error.kind == .unsupportedRegion {
                 breaker.recordSuccess()
@@ -150,10 +200,10 @@ public actor WeatherService: WeatherProviding {
     }
 
     /// The last known value, marked stale, or `unavailable`.
-    private func fallback(regionID: Int, persisted: CachedObservation?, reason: String) throws -> CachedObservation {
+    private func fallback(regionID: Int, persisted: CachedObservation?, reason: String, retryAfterSeconds: Int? = nil) throws -> CachedObservation {
         let candidates = [memory[regionID]?.value, persisted].compactMap { $0 }
         guard var last = candidates.max(by: { $0.fetchedAt < $1.fetchedAt }) else {
-            throw WeatherError.unavailable(reason)
+            throw WeatherError.unavailable(reason, retryAfterSeconds: retryAfterSeconds)
         }
         last.stale = true
         memory[regionID] = Entry(value: last, retryAt: now().addingTimeInterval(configuration.failureBackoff))
@@ -182,14 +232,39 @@ public actor WeatherService: WeatherProviding {
         return decoder
     }()
 
+    /// The table's row for the region, when it is believable. A row is outside data too (another instance, an
+    /// older version, a hand edit): one that does not decode, or whose values or times `Plausible` refuses, is
+    /// ignored (logged) and deleted — only that very row, in case another instance has just replaced it — so the
+    /// next good value takes its place.
     private func loadPersisted(regionID: Int, provider: String) async throws -> CachedObservation? {
         let rows = try await database.query(
-            "SELECT observation::text AS observation, fetched_at FROM weather_cache WHERE region_id = \(regionID) AND provider = \(provider)"
+            """
+            SELECT observation::text AS observation,
+                   CASE WHEN isfinite(fetched_at) THEN extract(epoch FROM fetched_at)::float8 END AS fetched_at
+            FROM weather_cache WHERE region_id = \(regionID) AND provider = \(provider)
+            """
         )
         guard let row = rows.first else { return nil }
         let json = try row.decode(String.self, "observation")
-        guard let observation = try? Self.decoder.decode(Observation.self, from: Data(json.utf8)) else { return nil }
-        return CachedObservation(regionID: regionID, provider: provider, observation: observation, fetchedAt: try row.decode(Date.self, "fetched_at"))
+        let seconds = try row.decode(Double?.self, "fetched_at")
+        do {
+            let observation = try Self.decoder.decode(Observation.self, from: Data(json.utf8))
+            let fetchedAt = Date(timeIntervalSince1970: seconds ?? -.infinity)
+            let now = now()
+            try Plausible.time(fetchedAt, now: now, source: "weather_cache", field: "fetched_at")
+            try Plausible.check(observation, now: now, source: "weather_cache")
+            return CachedObservation(regionID: regionID, provider: provider, observation: observation, fetchedAt: fetchedAt)
+        } catch {
+            logger.warning("ignoring an implausible weather_cache row", metadata: ["region": "\(regionID)", "error": "\(error)"])
+            try await database.execute(
+                """
+                DELETE FROM weather_cache
+                WHERE region_id = \(regionID) AND provider = \(provider) AND observation = \(json)::jsonb
+                  AND (NOT isfinite(fetched_at) OR extract(epoch FROM fetched_at)::float8 = \(seconds ?? 0))
+                """
+            )
+            return nil
+        }
     }
 
     private func persist(_ value: CachedObservation) async throws {

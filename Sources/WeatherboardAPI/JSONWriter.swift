@@ -101,7 +101,11 @@ public enum RFC3339 {
 
     /// Appends the 20 bytes of `format(date)` to `bytes`.
     public static func write(_ date: Date, to bytes: inout [UInt8]) {
-        var seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        // Total for any date: clamped to 0000-01-01T00:00:00Z…9999-12-31T23:59:59Z (NaN → the epoch), so a
+        // four-digit year always fits and no conversion traps, whatever a caller passes.
+        let raw = date.timeIntervalSince1970
+        let bounded = raw.isNaN ? 0 : min(max(raw.rounded(.down), -62_167_219_200), 253_402_300_799)
+        var seconds = Int64(bounded)
         var days = seconds / 86_400
         seconds -= days * 86_400
         if seconds < 0 {

@@ -17,6 +17,10 @@ public struct AppConfiguration: Sendable {
     public var openWeatherMapAPIKey: String?
     public var kmaServiceKey: String?
     public var weatherTTLSeconds: Int = 600
+    /// Requests a minute from one client address that need an upstream weather call (429 past it).
+    public var weatherColdPerMinute: Int = 20
+    /// Upstream weather calls a minute for the whole deployment (stale value or 503 past it).
+    public var weatherUpstreamPerMinute: Int = 300
     public var reportHideThreshold: Int = 3
     public var reportTrustAgeSeconds: Int = 86_400
     /// `REPORT_EVIDENCE_DAYS`: resolved reports keep their snapshots this long.
@@ -68,6 +72,8 @@ public struct AppConfiguration: Sendable {
         openWeatherMapAPIKey = string("OPENWEATHERMAP_API_KEY")
         kmaServiceKey = string("KMA_SERVICE_KEY")
         if let v = try int("WEATHER_TTL_SECONDS", 1...86_400) { weatherTTLSeconds = v }
+        if let v = try int("WEATHER_COLD_PER_MINUTE", 1...100_000) { weatherColdPerMinute = v }
+        if let v = try int("WEATHER_UPSTREAM_PER_MINUTE", 1...1_000_000) { weatherUpstreamPerMinute = v }
         if let v = try int("REPORT_HIDE_THRESHOLD", 1...1000) { reportHideThreshold = v }
         if let v = try int("REPORT_TRUST_AGE_SECONDS", 0...31_536_000) { reportTrustAgeSeconds = v }
         if let v = try int("REPORT_EVIDENCE_DAYS", 0...36_500) { reportEvidenceDays = v }

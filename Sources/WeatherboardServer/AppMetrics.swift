@@ -43,7 +43,8 @@ public final class AppMetrics: Sendable {
 
     /// Weather cache and provider events: `weather_cache_hits_total{layer}`, `weather_cache_misses_total`,
     /// `weather_upstream_calls_total`, `weather_upstream_failures_total`, `weather_served_stale_total`,
-    /// `weather_circuit_open_total` (calls refused while the breaker is open) and the gauge `weather_circuit_open`.
+    /// `weather_circuit_open_total` (calls refused while the breaker is open), `weather_upstream_refused_total{limit}`
+    /// (calls the upstream budget refused: `client` or `deployment`) and the gauge `weather_circuit_open`.
     @Sendable func recordWeather(_ event: WeatherService.Event) {
         let (label, dimensions): (String, [(String, String)])
         switch event {
@@ -54,6 +55,8 @@ public final class AppMetrics: Sendable {
         case .upstreamFailure: (label, dimensions) = ("weather_upstream_failures_total", [])
         case .servedStale: (label, dimensions) = ("weather_served_stale_total", [])
         case .circuitOpen: (label, dimensions) = ("weather_circuit_open_total", [])
+        case .clientLimited: (label, dimensions) = ("weather_upstream_refused_total", [("limit", "client")])
+        case .budgetExhausted: (label, dimensions) = ("weather_upstream_refused_total", [("limit", "deployment")])
         }
         weatherHandles.get(label + (dimensions.first?.1 ?? "")) { Counter(label: label, dimensions: dimensions, factory: factory) }.increment()
         switch event {

@@ -68,7 +68,7 @@ struct FeedController {
 
         let current: CurrentWeather
         do {
-            current = try await weather.currentWeather(regionID: region.id, units: units, language: language)
+            current = try await weather.currentWeather(regionID: region.id, units: units, language: language, requester: WeatherRequester(context))
         } catch let error as WeatherError {
             throw APIError(error)
         }
@@ -85,7 +85,7 @@ struct FeedController {
             nextCursor = page.nextCursor
         }
         if includeWeather {
-            items = await WeatherAttacher(weather: weather).attach(to: items, units: units, language: language)
+            items = await WeatherAttacher(weather: weather).attach(to: items, units: units, language: language, requester: WeatherRequester(context))
         }
         return try jsonResponse(
             FeedResponse(region: RegionResponse(region, language: language), currentWeather: WeatherResponse(current), items: items, nextCursor: nextCursor)

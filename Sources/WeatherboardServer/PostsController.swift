@@ -57,7 +57,8 @@ struct PostsController {
         var items = page.posts.map { PostResponse($0, viewer: viewer, language: language) }
         if includeWeather {
             items = await WeatherAttacher(weather: weather).attach(
-                to: items, units: units, language: DisplayLanguage(acceptLanguage: request.headers[.acceptLanguage])
+                to: items, units: units, language: DisplayLanguage(acceptLanguage: request.headers[.acceptLanguage]),
+                requester: WeatherRequester(context)
             )
         }
         return try jsonResponse(Page(items: items, nextCursor: page.nextCursor))

@@ -62,17 +62,14 @@ struct RegionsController {
         }
         let language = Self.language(request)
         do {
-            let current = try await weather.currentWeather(regionID: id, units: units, language: language)
+            let current = try await weather.currentWeather(regionID: id, units: units, language: language, requester: WeatherRequester(context))
             return Response(
                 status: .ok,
                 headers: [.contentType: "application/json; charset=utf-8"],
                 body: .init(byteBuffer: try encodedWeather.body(for: current, language: language))
             )
         } catch let error as WeatherError {
-            switch error {
-            case .unknownRegion: throw APIError.notFound("region")
-            case .unavailable(let reason): throw APIError(.serviceUnavailable, "weather_unavailable", reason)
-            }
+            throw APIError(error)
         }
     }
 

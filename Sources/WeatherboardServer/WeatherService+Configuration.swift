@@ -3,7 +3,9 @@ import Logging
 import Weather
 
 extension WeatherService {
-    /// The weather service `WEATHER_PROVIDER`, `WEATHER_BASE_URL`, the provider keys and `WEATHER_TTL_SECONDS` describe.
+    /// The weather service `WEATHER_PROVIDER`, `WEATHER_BASE_URL`, the provider keys, `WEATHER_TTL_SECONDS` and the
+    /// upstream budget (`WEATHER_COLD_PER_MINUTE` per client unless `RATE_LIMITS=off`, `WEATHER_UPSTREAM_PER_MINUTE`)
+    /// describe.
     public static func make(
         configuration: AppConfiguration, regions: RegionStore, database: PostgresPool, logger: Logger, observer: (@Sendable (Event) -> Void)? = nil
     ) -> WeatherService {
@@ -19,7 +21,13 @@ extension WeatherService {
             database: database,
             configuration: .init(ttlSeconds: configuration.weatherTTLSeconds),
             logger: logger,
-            observer: observer
+            observer: observer,
+            budget: RateLimitedUpstreamBudget(
+                database: database,
+                coldPerMinute: configuration.weatherColdPerMinute,
+                upstreamPerMinute: configuration.weatherUpstreamPerMinute,
+                clientLimitsEnabled: configuration.rateLimitsEnabled
+            )
         )
     }
 }

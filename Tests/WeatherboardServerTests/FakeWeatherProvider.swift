@@ -24,6 +24,7 @@ final class FakeWeatherAPI: @unchecked Sendable {
     private var _mode: Mode = .ok
     private var _calls: [String] = []
     private var _weatherCode = 61
+    private var _bodies: [Route: String] = [:]
     let gate = Gate()
     private(set) var port = 0
 
@@ -38,6 +39,20 @@ final class FakeWeatherAPI: @unchecked Sendable {
     var weatherCode: Int {
         get { lock.withLock { _weatherCode } }
         set { lock.withLock { _weatherCode = newValue } }
+    }
+
+    /// The routes whose answer a test may replace.
+    enum Route: Sendable, Hashable {
+        case openMeteo, openWeatherMap, kmaNowcast, kmaForecast
+    }
+
+    /// Replaces the recorded answer of `route` (nil restores it).
+    func setBody(_ body: String?, for route: Route) {
+        lock.withLock { _bodies[route] = body }
+    }
+
+    private func body(_ route: Route, _ recorded: String) -> String {
+        lock.withLock { _bodies[route] } ?? recorded
     }
 
     /// Paths with query of every request received.
@@ -74,16 +89,16 @@ final class FakeWeatherAPI: @unchecked Sendable {
     func router() -> Router<BasicRequestContext> {
         let router = Router()
         router.get("v1/forecast") { request, _ in
-            try await self.answer(request) { RecordedBodies.openMeteo(weatherCode: self.weatherCode) }
+            try await self.answer(request) { self.body(.openMeteo, RecordedBodies.openMeteo(weatherCode: self.weatherCode)) }
         }
         router.get("data/3.0/onecall") { request, _ in
-            try await self.answer(request) { RecordedBodies.openWeatherMap }
+            try await self.answer(request) { self.body(.openWeatherMap, RecordedBodies.openWeatherMap) }
         }
         router.get("kma/getUltraSrtNcst") { request, _ in
-            try await self.answer(request) { RecordedBodies.kmaNowcast }
+            try await self.answer(request) { self.body(.kmaNowcast, RecordedBodies.kmaNowcast) }
         }
         router.get("kma/getUltraSrtFcst") { request, _ in
-            try await self.answer(request) { RecordedBodies.kmaForecast }
+            try await self.answer(request) { self.body(.kmaForecast, RecordedBodies.kmaForecast) }
         }
         return router
     }
@@ -159,7 +174,7 @@ final class Gate: @unchecked Sendable {
 final class ManualClock: @unchecked Sendable {
     // Safety: guarded by `lock`.
     private let lock = NSLock()
-    private var current = Date(timeIntervalSince1970: 1_795_000_000)
+    private var current = Date(timeIntervalSince1970: 1_795_340_400)  // 2026-11-22T09:40:00Z, just after the recorded observations
 
     var now: Date { lock.withLock { current } }
 

@@ -95,7 +95,8 @@ struct WeatherTestRig: Sendable {
 
     static func make(
         provider: String, fake: FakeWeatherAPI, http: ProviderHTTP = WeatherTestRig.http,
-        configure: (inout WeatherService.Configuration) -> Void = { _ in }
+        configure: (inout WeatherService.Configuration) -> Void = { _ in },
+        budget: ((PostgresPool) -> any UpstreamBudget)? = nil
     ) -> WeatherTestRig {
         let clock = ManualClock()
         let events = EventLog()
@@ -109,7 +110,7 @@ struct WeatherTestRig: Sendable {
         configure(&configuration)
         let service = WeatherService(
             provider: upstream, regions: RegionStore(database: database), database: database, configuration: configuration,
-            logger: testLogger, now: { clock.now }, observer: { events.record($0) }
+            logger: testLogger, now: { clock.now }, observer: { events.record($0) }, budget: budget?(database)
         )
         return WeatherTestRig(clock: clock, events: events, database: database, service: service)
     }
