@@ -143,8 +143,10 @@ public struct PostService: Sendable {
         return try await store.edit(id: id) { post in
             guard !post.deleted, Self.canSee(post, viewer: viewer) else { throw BoardError.notFound("post") }
             guard post.authorID == identity.accountID else { throw BoardError.notOwner }
+            // A bad value is reported before a stale If-Match: the request could never succeed as sent.
+            let validated = try changes.get()
             if let precondition, !precondition.matches(post.version) { throw BoardError.preconditionFailed }
-            return Self.merge(try changes.get(), into: post, rule: rule)
+            return Self.merge(validated, into: post, rule: rule)
         }
     }
 
