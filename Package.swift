@@ -52,6 +52,11 @@ let package = Package(
         ),
         .target(name: "CurlClient", dependencies: ["CCurl", .product(name: "NIOPosix", package: "swift-nio")], swiftSettings: swiftSettings),
         .target(name: "Hashing", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+        .target(
+            name: "MediaStorage",
+            dependencies: ["CurlClient", "Hashing", .product(name: "NIOPosix", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
         .target(name: "RateLimit", dependencies: ["Database", "Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
 
         // MARK: Shared vocabulary: what Board and Weather both speak (no database, no domain)
@@ -132,6 +137,18 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The same behaviour suite against both media stores: a directory, and a real S3 stand-in started by
+        // `deploy/dev test` (moto, which checks signatures there).
+        .testTarget(
+            name: "MediaStorageTests",
+            dependencies: [
+                "MediaStorage", "CurlClient", "Hashing",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
