@@ -1,0 +1,34 @@
+import Foundation
+import Imaging
+import Testing
+
+/// Not a test: `IMAGING_BENCH=DIR swift test --skip-build --filter ImagingBenchmark` processes every file in DIR
+/// five times, one at a time, and prints the median wall time and the process's peak RSS, to compare with
+/// `vips thumbnail FILE out.jpg 2048` on the command line.
+@Suite struct ImagingBenchmark {
+    static let directory = ProcessInfo.processInfo.environment["IMAGING_BENCH"]
+
+    @Test(.enabled(if: directory != nil)) func processEachFile() async throws {
+        let directory = try #require(Self.directory)
+        let processor = ImageProcessor(threads: 1, maxQueued: 0, timeLimit: .seconds(60))
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory).sorted() {
+            let file = directory + "/" + name
+            var times: [Duration] = []
+            var outcome = ""
+            for _ in 0..<5 {
+                let start = ContinuousClock.now
+                do {
+                    let image = try await processor.process(file: file)
+                    outcome = "\(image.width)×\(image.height), \(image.full.count >> 10) KiB"
+                } catch {
+                    outcome = "\(error)"
+                }
+                times.append(ContinuousClock.now - start)
+            }
+            let median = times.sorted()[times.count / 2]
+            let peak = try ProcessCounters.peakResidentBytes() >> 20
+            print("bench \(name): median \(median) (\(outcome)); peak RSS so far \(peak) MiB")
+        }
+        await processor.shutdown()
+    }
+}
