@@ -41,7 +41,9 @@ struct DecodedImage {
         self.pixels = Array(bytes[index...])
     }
 
+    /// (-1, -1, -1) outside the image, so a wrong size fails the comparison instead of the test process.
     func pixel(_ x: Int, _ y: Int) -> (r: Int, g: Int, b: Int) {
+        guard (0..<width).contains(x), (0..<height).contains(y) else { return (-1, -1, -1) }
         let p = (y * width + x) * 3
         return (Int(pixels[p]), Int(pixels[p + 1]), Int(pixels[p + 2]))
     }
