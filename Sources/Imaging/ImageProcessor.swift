@@ -7,17 +7,19 @@ import Synchronization
 ///
 /// Bounds:
 /// - **Concurrency**: `threads` images decode at once; at most `maxQueued` more wait. Past that, `process`
-///   throws `busy` at once. A slot is given back only when its thread is really done with the image, not
-///   when its caller stopped waiting, so the bounds below hold even for images that overran their time.
+///   throws `busy` at once. A slot is given back when its thread is done with the image (just before the
+///   result is delivered), not when a timed-out caller stopped waiting, so the bounds below hold even for
+///   images that overran their time.
 /// - **Time**: each image gets `timeLimit` from when a thread picks it up. At the limit its caller gets
 ///   `timedOut`, and libvips is told to stop at its next strip or tile (the `eval` signal sets the image's
-///   kill flag). What cannot be interrupted is one call into a codec: libheif decodes a whole HEIC frame in
-///   one call (about 1.6 s of CPU for 40 MP on this machine's cores), so a thread overruns the limit by at
-///   most that.
-/// - **Memory**: no libvips operation cache; sequential decoding; JPEG, PNG and WebP decode strip by
-///   strip (WebP and HEIC decode a whole frame, at most `maxPixels` × 4 bytes); the upright image
-///   (≤ `maxSide`² × 3 bytes, 12 MiB at 2048) and the preview are kept in memory. `memoryBound` is
-///   `threads` × the peak of one image.
+///   kill flag): measured, a JPEG or PNG thread is free 2–4 ms after the limit. What cannot be interrupted
+///   is one call into a codec: libheif decodes a whole HEIC frame in one call, so a HEIC thread overruns
+///   the limit by up to one full decode (measured 0.6 s for 12 MP, 1.7 s for 39 MP on this 2-core machine).
+/// - **Memory**: no libvips operation cache; sequential decoding; JPEG and PNG decode strip by strip, WebP
+///   and HEIC a whole frame; the upright image (≤ `maxSide`² × 3 bytes, 12 MiB at 2048) and the preview are
+///   kept in memory. Measured peak per image: 12 MP JPEG ≈ 60 MiB, 36 MP PNG ≈ 100 MiB, 39 MP HEIC
+///   ≈ 340 MiB. `memoryBoundPerImage` (≈ 9 bytes per allowed pixel plus the outputs: ≈ 385 MiB at 40 MP)
+///   covers the worst of these; `memoryBound` is `threads` × that. Waiting images hold only their file.
 public final class ImageProcessor: Sendable {
     private let pool: NIOThreadPool
     private let limits: VipsPipeline.Limits
@@ -27,6 +29,8 @@ public final class ImageProcessor: Sendable {
     private let admitted = Mutex(0)
     public let threads: Int
 
+    /// Out-of-range arguments are clamped: threads 1...256, sides 1...65535.
+    ///
     /// - Parameters:
     ///   - threads: decoding threads (each runs one image with one libvips worker).
     ///   - maxQueued: images that may wait for a thread; more are refused with `busy`.
@@ -44,24 +48,25 @@ public final class ImageProcessor: Sendable {
         previewSide: Int = 640,
         quality: Int = 85
     ) {
-        self.threads = max(1, threads)
-        self.capacity = self.threads + max(0, maxQueued)
+        self.threads = min(256, max(1, threads))
+        self.capacity = self.threads + min(1 << 20, max(0, maxQueued))
         self.timeLimit = timeLimit
         self.timeLimitMicroseconds = Self.microseconds(timeLimit)
         self.limits = VipsPipeline.Limits(
-            maxPixels: max(1, maxPixels),
-            maxSide: max(1, maxSide),
-            previewSide: max(1, previewSide),
+            maxPixels: min(1 << 40, max(1, maxPixels)),
+            maxSide: min(65535, max(1, maxSide)),
+            previewSide: min(65535, max(1, previewSide)),
             quality: min(100, max(1, quality))
         )
         self.pool = NIOThreadPool(numberOfThreads: self.threads)
         self.pool.start()
     }
 
-    /// Peak memory of one image, worst case: a whole 4-byte frame of `maxPixels` (WebP, HEIC), plus the
-    /// codec's own copy (libheif's planes, about as large again), plus the upright image and preview.
+    /// Peak memory of one image, worst case (a HEIC of `maxPixels`: libheif's planes, its RGB frame and
+    /// libvips' copy, about 9 bytes a pixel), plus the upright image and the preview, twice each (pixels and
+    /// JPEG), plus 16 MiB of codec state.
     public var memoryBoundPerImage: Int {
-        limits.maxPixels * 4 * 2 + limits.maxSide * limits.maxSide * 3 * 2 + limits.previewSide * limits.previewSide * 3 * 2
+        limits.maxPixels * 9 + limits.maxSide * limits.maxSide * 3 * 2 + limits.previewSide * limits.previewSide * 3 * 2 + 16 << 20
     }
 
     /// `threads` × `memoryBoundPerImage`: waiting images hold nothing but their file.
@@ -79,8 +84,10 @@ public final class ImageProcessor: Sendable {
             try await withCheckedThrowingContinuation { continuation in
                 pending.wait(continuation)
                 pool.submit { state in
-                    defer { self.release() }
+                    // The slot is given back before the result is delivered, so a caller that goes on to the
+                    // next image finds it free.
                     guard case .active = state else {
+                        self.release()
                         pending.finish(.failure(ImageError.busy))
                         return
                     }
@@ -93,6 +100,7 @@ public final class ImageProcessor: Sendable {
                         try VipsPipeline.process(path: path, limits: limits, deadline: overflow ? .max : deadline)
                     }
                     timer.cancel()
+                    self.release()
                     pending.finish(result.mapError { $0 })
                 }
             }

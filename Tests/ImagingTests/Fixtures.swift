@@ -110,6 +110,16 @@ enum Fixtures {
         return file
     }
 
+    /// Made once per test process: 6000 × 6000 of one colour (36 MP in about 120 KB).
+    static func flatPNG36Megapixels() throws -> String {
+        let file = path("flat36.png")
+        if FileManager.default.fileExists(atPath: file) { return file }
+        try run(["vips", "black", path("flat36.v"), "6000", "6000", "--bands", "3"])
+        try run(["vips", "linear", path("flat36.v"), file, "1", "90", "--uchar"])
+        try? FileManager.default.removeItem(atPath: path("flat36.v"))
+        return file
+    }
+
     /// `vipsheader -f FIELD file`.
     static func header(_ field: String, _ file: String) throws -> String {
         try run(["vipsheader", "-f", field, file]).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -286,14 +286,35 @@ import Testing
         #expect(outcomes["busy", default: 0] + outcomes["ok", default: 0] == 16, "\(outcomes)")
     }
 
-    @Test func anImageOverItsTimeLimitTimesOutAndFreesItsThread() async throws {
-        let file = try Fixtures.twelveMegapixelJPEG()
-        let processor = ImageProcessor(threads: 1, maxQueued: 0, timeLimit: .milliseconds(5))
-        await #expect(throws: ImageError.timedOut) { try await processor.process(file: file) }
-        // libvips was told to stop: the thread is free again long before a whole decode would take.
-        let start = ContinuousClock.now
-        await processor.shutdown()
-        #expect(ContinuousClock.now - start < .seconds(2))
+    @Test func oneThreadWithNoQueueServesOneCallerAfterAnother() async throws {
+        // The slot is free again by the time a caller has its result.
+        let file = try Self.tinyPNG()
+        try await Self.withProcessor(threads: 1, maxQueued: 0) { processor in
+            for _ in 0..<20 {
+                let image = try await processor.process(file: file)
+                #expect(image.width == 8)
+            }
+        }
+    }
+
+    @Test func anImageOverItsTimeLimitTimesOutAndLibvipsStops() async throws {
+        // 36 MP of PNG: under the pixel limit, and most of a second of decoding on this machine.
+        let file = try Fixtures.flatPNG36Megapixels()
+        // How long the whole job keeps a thread (shutdown waits for it).
+        func threadBusy(limit: Duration) async -> (Duration, Result<ProcessedImage, any Error>) {
+            let processor = ImageProcessor(threads: 1, maxQueued: 0, timeLimit: limit)
+            let start = ContinuousClock.now
+            let outcome = await Result(catching: { try await processor.process(file: file) })
+            await processor.shutdown()
+            return (ContinuousClock.now - start, outcome)
+        }
+        let (whole, unlimited) = await threadBusy(limit: .seconds(60))
+        #expect(throws: Never.self) { try unlimited.get() }
+        let (limited, outcome) = await threadBusy(limit: .milliseconds(40))
+        #expect(throws: ImageError.timedOut) { try outcome.get() }
+        // libvips was told to stop at its next strip: the thread is free soon after the limit, long before
+        // the whole decode would have ended.
+        #expect(limited * 3 < whole, "thread busy \(limited) with the limit, \(whole) without")
     }
 
     @Test func theThreadIsBackAfterATimeOut() async throws {
