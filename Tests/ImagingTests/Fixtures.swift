@@ -9,10 +9,19 @@ enum Fixtures {
         let description: String
     }
 
-    /// One directory per test process, removed by the OS's temp cleaning.
+    /// One directory per test process (about 20 MB). Those of earlier test processes that have ended are
+    /// removed here, so runs don't pile up in the temp directory.
     static let directory: String = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("weatherboard-imaging-\(getpid())").path
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let files = FileManager.default
+        let temp = files.temporaryDirectory
+        let prefix = "weatherboard-imaging-"
+        for name in (try? files.contentsOfDirectory(atPath: temp.path)) ?? [] where name.hasPrefix(prefix) {
+            if let pid = Int32(name.dropFirst(prefix.count)), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {
+                try? files.removeItem(at: temp.appendingPathComponent(name))
+            }
+        }
+        let path = temp.appendingPathComponent(prefix + "\(getpid())").path
+        try? files.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }()
 
