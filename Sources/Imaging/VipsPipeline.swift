@@ -71,7 +71,8 @@ enum VipsPipeline {
         image = try step { wb_vips_cast_uchar(srgb, $0) }
         guard vips_image_get_bands(image) == 3 else { throw .undecodable("unexpected band count \(vips_image_get_bands(image))") }
 
-        // The only step that decodes: everything above is lazy.
+        // Pixels are decoded here; for a rotated image already inside thumbnail_image, which turns it in
+        // memory. Either way under the deadline set on `source`.
         let ready = image
         let full = try step { out in
             out.pointee = vips_image_copy_memory(ready)
