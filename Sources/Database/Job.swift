@@ -1,49 +1,171 @@
 import Foundation
+import Synchronization
 
-/// One unit of work for a pool thread: a closure, or a single statement. Exactly one of `run` or `fail`
-/// is called, exactly once (for a statement in a pipeline, the worker calls `statement.complete` instead).
-final class Job: @unchecked Sendable {
-    // Safety: fields are immutable; the queue's lock decides which single thread calls run or fail.
+/// One unit of work for a pool thread: a closure, or a single statement (which a worker may send in a
+/// pipeline with others). Its outcome is reported exactly once: its result, a failure (pool timeout,
+/// shutdown, connection), or `CancellationError` when the caller's task was cancelled.
+///
+/// Cancellation depends on where the job is (see `cancel()`): waiting, it leaves the queue and fails at
+/// once; running alone on a connection, the server is asked to cancel it (`PostgresCancelHandle`) and the
+/// caller gets `CancellationError` when the connection is free again; sent in a pipeline, it runs to the end
+/// (cancelling it on the server could hit a neighbour in the batch) and its outcome is discarded, while the
+/// caller gets `CancellationError` at once.
+final class Job: Sendable {
     let deadline: UInt64
-    let enqueued = DispatchTime.now().uptimeNanoseconds
-    private let body: ((PostgresConnection) -> Void)?
-    private let failure: ((any Error) -> Void)?
+    let enqueued: UInt64
     /// Set for a single statement, which the worker may send in a pipeline with others.
-    let statement: Statement?
+    let statement: SQLQuery?
+    private let state = Mutex(State())
 
-    /// A single statement and what to do with its outcome.
-    struct Statement {
-        let query: SQLQuery
-        let complete: (Result<PostgresRows, any Error>) -> Void
+    /// How the job reports its outcome; attached when the caller's continuation exists.
+    enum Completion: Sendable {
+        /// A single statement: its rows or its error.
+        case rows(@Sendable (Result<PostgresRows, any Error>) -> Void)
+        /// A closure: `run` calls it on a connection and returns how to report its outcome (with `true`
+        /// when the job was cancelled while it ran); `fail` reports an error instead of running it.
+        case closure(run: @Sendable (PostgresConnection) -> @Sendable (_ cancelled: Bool) -> Void, fail: @Sendable (any Error) -> Void)
+
+        func fail(_ error: any Error) {
+            switch self {
+            case .rows(let complete): complete(.failure(error))
+            case .closure(_, let fail): fail(error)
+            }
+        }
     }
 
-    init(deadline: UInt64, run: @escaping (PostgresConnection) -> Void, fail: @escaping (any Error) -> Void) {
-        self.deadline = deadline
-        self.body = run
-        self.failure = fail
-        self.statement = nil
+    private struct State {
+        var phase = Phase.new
+        var cancelled = false
+        var completion: Completion?
     }
 
-    init(deadline: UInt64, statement: Statement) {
-        self.deadline = deadline
-        self.body = nil
-        self.failure = nil
+    private enum Phase {
+        /// Created; not in the queue yet.
+        case new
+        /// In the queue, or taken by a worker that has not started it.
+        case waiting
+        /// Running alone on a connection, which this handle can interrupt.
+        case running(PostgresCancelHandle?)
+        /// Sent in a pipeline: it runs to the end.
+        case sent
+        /// Its outcome has been reported (or is being reported by the worker that ended it).
+        case done
+    }
+
+    /// A job that may wait `timeout` nanoseconds for a connection.
+    init(timeout: UInt64, statement: SQLQuery? = nil) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        self.enqueued = now
+        self.deadline = now &+ timeout
         self.statement = statement
     }
 
-    func run(_ connection: PostgresConnection) {
-        if let statement {
-            statement.complete(Result { try connection.query(statement.query) })
-        } else {
-            body?(connection)
+    /// Attaches the completion before the job enters the queue; false when its task was cancelled first.
+    /// Called with the queue's lock held, so a cancellation either sees the job in the queue or stops it here.
+    func attach(_ completion: Completion) -> Bool {
+        state.withLock { state in
+            state.completion = completion
+            if state.cancelled {
+                state.phase = .done
+                return false
+            }
+            state.phase = .waiting
+            return true
         }
     }
 
-    func fail(_ error: any Error) {
-        if let statement {
-            statement.complete(.failure(error))
-        } else {
-            failure?(error)
+    var isCancelled: Bool {
+        state.withLock { $0.cancelled }
+    }
+
+    /// Marks the job cancelled (`onCancel` of the caller's task). Returns true when it is waiting, and the
+    /// caller should take it out of the queue; a running job is interrupted here, a pipelined one failed.
+    func cancel() -> Bool {
+        let (dequeue, failNow): (Bool, Completion?) = state.withLock { state in
+            guard !state.cancelled else { return (false, nil) }
+            state.cancelled = true
+            switch state.phase {
+            case .new, .done:
+                return (false, nil)
+            case .waiting:
+                return (true, nil)
+            case .running(let handle):
+                // Under the job's lock: the worker cannot end this job, and so cannot send another statement
+                // on the connection, until the server has taken the request. It never hits a later statement.
+                handle?.send()
+                return (false, nil)
+            case .sent:
+                state.phase = .done
+                return (false, state.completion)
+            }
         }
+        failNow?.fail(CancellationError())
+        return dequeue
+    }
+
+    /// The worker that took the job is about to run it alone on the connection that `handle` interrupts.
+    /// Returns its completion, or nil when it was cancelled meanwhile (it has then been failed).
+    func begin(cancel handle: PostgresCancelHandle?) -> Completion? {
+        let (completion, cancelled): (Completion?, Bool) = state.withLock { state in
+            guard case .waiting = state.phase else { return (nil, false) }
+            if state.cancelled {
+                state.phase = .done
+                return (state.completion, true)
+            }
+            state.phase = .running(handle)
+            return (state.completion, false)
+        }
+        if cancelled {
+            completion?.fail(CancellationError())
+            return nil
+        }
+        return completion
+    }
+
+    /// The job ran alone and left the connection; returns whether it was cancelled while it ran.
+    func end() -> Bool {
+        state.withLock { state in
+            state.phase = .done
+            return state.cancelled
+        }
+    }
+
+    /// The worker is about to send the statement in a pipeline; false when it was cancelled meanwhile
+    /// (it has then been failed).
+    func beginPipelined() -> Bool {
+        let (failed, sent): (Completion?, Bool) = state.withLock { state in
+            guard case .waiting = state.phase else { return (nil, false) }
+            if state.cancelled {
+                state.phase = .done
+                return (state.completion, false)
+            }
+            state.phase = .sent
+            return (nil, true)
+        }
+        failed?.fail(CancellationError())
+        return sent
+    }
+
+    /// Reports a pipelined statement's outcome, unless its caller has gone.
+    func report(_ result: Result<PostgresRows, any Error>) {
+        let completion: Completion? = state.withLock { state in
+            guard case .sent = state.phase else { return nil }
+            state.phase = .done
+            return state.completion
+        }
+        if case .rows(let complete) = completion { complete(result) }
+    }
+
+    /// Fails the job instead of running it, unless its outcome has been reported already.
+    func fail(_ error: any Error) {
+        let completion: Completion? = state.withLock { state in
+            switch state.phase {
+            case .done, .running, .sent: return nil
+            case .new, .waiting:
+                state.phase = .done
+                return state.completion
+            }
+        }
+        completion?.fail(error)
     }
 }

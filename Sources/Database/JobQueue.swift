@@ -1,52 +1,270 @@
 import DequeModule
 import Foundation
+import Synchronization
 
-/// The FIFO of jobs shared by a pool's threads: a mutex and a condition variable.
+/// The FIFO of jobs shared by a pool's threads, and the only clock they follow.
 ///
-/// At most `activeLimit` workers take jobs while the queue keeps moving; the others are a standby, woken
-/// by the watchdog once the oldest job has waited `spareAfter` (see `PostgresConfiguration.activeConnections`).
-final class JobQueue: @unchecked Sendable {
-    // Safety: every mutable field is read and written only while `condition` is locked.
-    private let condition = NSCondition()
-    private let activeLimit: Int
-    private let spareAfter: UInt64
-    private var jobs: Deque<Job> = []
-    private var busy = 0
-    private var closed = false
-    private var pipelines = 0
-    private var pipelinedStatements = 0
+/// At most `activeLimit` workers take jobs while the queue keeps moving; the others are a standby, called in
+/// once the oldest job has waited `spareAfter` (see `PostgresConfiguration.activeConnections`).
+///
+/// Nothing polls. A parked worker blocks on its own semaphore until a job is handed to it. The timer thread
+/// (`runTimer`) sleeps until the earliest moment something can fall due (a queued job's acquire deadline, or
+/// the standby moment of the oldest job while a standby is free) and is woken only when a job brings that
+/// moment forward. Its target is never recomputed when jobs leave the queue, so it may wake once for a
+/// moment that no longer matters; it then finds nothing due and sleeps until the next real one, or
+/// indefinitely when the queue is empty. An idle pool has every thread blocked without a timeout.
+final class JobQueue: Sendable {
+    let activeLimit: Int
+    let spareAfter: UInt64
+    private let state: Mutex<State>
+    /// One per worker: a parked worker waits on its own, and whoever hands it work signals it.
+    private let wakeups: [DispatchSemaphore]
+    private let timerWakeup = DispatchSemaphore(value: 0)
 
-    init(activeLimit: Int, spareAfter: UInt64) {
+    fileprivate struct State {
+        var jobs: Deque<Job> = []
+        /// Parked workers, the one parked last at the end (it is woken first: its stack and connection are warm).
+        var idle: [Int] = []
+        /// Workers running jobs.
+        var busy = 0
+        /// Workers taken off `idle` and signalled, which have not locked the queue again yet.
+        var waking = 0
+        var closed = false
+        /// When the timer thread wakes next (`.max`: only when signalled).
+        var timerTarget = UInt64.max
+        /// The timer has been signalled and has not locked the queue since.
+        var timerSignalled = false
+        /// When the timer last called a standby in: it calls one at most every `spareAfter`.
+        var lastStandby: UInt64 = 0
+        var pipelines = 0
+        var pipelinedStatements = 0
+        /// Times a pool thread came back from waiting (for tests: an idle pool has none).
+        var wakeCount = 0
+        /// Kernel thread ids of the pool's threads (for tests: `/proc/self/task/<id>`).
+        var threadIDs: [Int] = []
+    }
+
+    init(workers: Int, activeLimit: Int, spareAfter: UInt64) {
         self.activeLimit = activeLimit
         self.spareAfter = spareAfter
+        self.wakeups = (0..<workers).map { _ in DispatchSemaphore(value: 0) }
+        self.state = Mutex(State())
     }
 
-    func enqueue(_ job: Job) {
-        condition.lock()
-        if closed {
-            condition.unlock()
-            job.fail(PostgresError(kind: .shutdown, message: "the database pool is shut down"))
-            return
+    // MARK: Callers
+
+    /// Queues a job with its completion, or fails it at once (pool shut down, task already cancelled).
+    func enqueue(_ job: Job, completion: Job.Completion) {
+        enum Step {
+            case none
+            case wake(Int)
+            case wakeTimer
+            case shutdown
+            case cancelled
         }
-        jobs.append(job)
-        // Waking a worker that may not take the job would only cost a context switch.
-        if busy < activeLimit { condition.signal() }
-        condition.unlock()
+        let step: Step = state.withLock { state in
+            if state.closed { return .shutdown }
+            guard job.attach(completion) else { return .cancelled }
+            state.jobs.append(job)
+            if state.busy + state.waking < activeLimit, state.waking < state.jobs.count, let worker = state.idle.popLast() {
+                state.waking += 1
+                return .wake(worker)
+            }
+            // The job waits: the timer must wake by its deadline, and by the standby moment if it heads the queue.
+            var moment = job.deadline
+            if state.jobs.count == 1 && !state.idle.isEmpty {
+                moment = min(moment, max(job.enqueued, state.lastStandby) &+ spareAfter)
+            }
+            return state.timer(moment) ? .wakeTimer : .none
+        }
+        switch step {
+        case .none: break
+        case .wake(let worker): wakeups[worker].signal()
+        case .wakeTimer: timerWakeup.signal()
+        case .shutdown: completion.fail(PostgresError(kind: .shutdown, message: "the database pool is shut down"))
+        case .cancelled: completion.fail(CancellationError())
+        }
     }
 
-    /// Blocks until a job is available for this worker; empty once the queue is closed and drained.
+    /// The caller's task was cancelled: a waiting job leaves the queue and fails now (see `Job.cancel`).
+    func cancel(_ job: Job) {
+        guard job.cancel() else { return }
+        let removed: Bool = state.withLock { state in
+            guard let index = state.jobs.firstIndex(where: { $0 === job }) else { return false }
+            state.jobs.remove(at: index)
+            return true
+        }
+        // Not found: a worker has taken it and will see the cancellation before it starts, or the timer has
+        // failed it.
+        if removed { job.fail(CancellationError()) }
+    }
+
+    // MARK: Workers
+
+    /// Blocks until there are jobs for `worker`; empty once the queue is closed. `finished` is nil on the
+    /// first call and then says how many of the previous jobs went as one pipeline (0: none).
     ///
-    /// When the first job is a single statement, the single statements queued right behind it come
-    /// along too, up to `limit` in all: they were waiting for a connection anyway. While other working
+    /// When the first job is a single statement, the single statements queued right behind it come along
+    /// too, up to `limit` in all: they were waiting for a connection anyway. While other working
     /// connections are idle, the queue is shared out among them instead, so no statement waits behind
     /// another while a connection that could run it sits free.
-    func next(limit: Int) -> [Job] {
-        condition.lock()
-        defer { condition.unlock() }
-        while !mayTake(now: DispatchTime.now().uptimeNanoseconds) {
-            if jobs.isEmpty && closed { return [] }
-            condition.wait()
+    func next(worker: Int, limit: Int, finished: Int?) -> [Job] {
+        enum Step {
+            case run([Job], wake: Int?)
+            case park(wakeTimer: Bool)
+            case stop
         }
+        var finished = finished
+        var woken = false
+        while true {
+            let step: Step = state.withLock { state in
+                if woken {
+                    state.waking -= 1
+                    state.wakeCount += 1
+                }
+                if let pipelined = finished {
+                    state.busy -= 1
+                    if pipelined > 0 {
+                        state.pipelines += 1
+                        state.pipelinedStatements += pipelined
+                    }
+                }
+                if let batch = state.take(limit: limit, activeLimit: activeLimit, spareAfter: spareAfter) {
+                    var wake: Int?
+                    if !state.jobs.isEmpty, state.busy + state.waking < activeLimit, let other = state.idle.popLast() {
+                        state.waking += 1
+                        wake = other
+                    }
+                    return .run(batch, wake: wake)
+                }
+                if state.closed { return .stop }
+                state.idle.append(worker)
+                // A standby is free now: the timer must call it in if the queue stops moving.
+                guard let head = state.jobs.first else { return .park(wakeTimer: false) }
+                return .park(wakeTimer: state.timer(max(head.enqueued, state.lastStandby) &+ spareAfter))
+            }
+            finished = nil
+            switch step {
+            case .run(let batch, let wake):
+                if let wake { wakeups[wake].signal() }
+                return batch
+            case .stop:
+                return []
+            case .park(let wakeTimer):
+                if wakeTimer { timerWakeup.signal() }
+                wakeups[worker].wait()
+                woken = true
+            }
+        }
+    }
+
+    // MARK: Timer
+
+    /// The timer thread's loop: fails queued jobs whose acquire deadline has passed (each job has its own:
+    /// `/readyz` waits 1 s, others longer), and calls a standby in when the oldest job has waited
+    /// `spareAfter` (a slow statement or transaction holds a working connection). Returns once the queue is
+    /// closed.
+    func runTimer() {
+        var woken = false
+        while true {
+            let (expired, standby, target, open): ([Job], Int?, UInt64, Bool) = state.withLock { state in
+                state.timerSignalled = false
+                if woken { state.wakeCount += 1 }
+                guard !state.closed else { return ([], nil, .max, false) }
+                let now = DispatchTime.now().uptimeNanoseconds
+                var expired: [Job] = []
+                if state.jobs.contains(where: { $0.deadline <= now }) {
+                    var kept: Deque<Job> = []
+                    for job in state.jobs {
+                        if job.deadline <= now { expired.append(job) } else { kept.append(job) }
+                    }
+                    state.jobs = kept
+                }
+                var standby: Int?
+                if let head = state.jobs.first, state.busy + state.waking >= activeLimit,
+                    now >= max(head.enqueued, state.lastStandby) &+ spareAfter, let worker = state.idle.popLast()
+                {
+                    state.waking += 1
+                    state.lastStandby = now
+                    standby = worker
+                }
+                var target = UInt64.max
+                for job in state.jobs { target = min(target, job.deadline) }
+                if let head = state.jobs.first, !state.idle.isEmpty {
+                    target = min(target, max(head.enqueued, state.lastStandby) &+ spareAfter)
+                }
+                state.timerTarget = target
+                return (expired, standby, target, true)
+            }
+            for job in expired {
+                job.fail(PostgresError(kind: .poolTimeout, message: "no database connection became free in time"))
+            }
+            if let standby { wakeups[standby].signal() }
+            guard open else { return }
+            if target == .max {
+                timerWakeup.wait()
+            } else {
+                _ = timerWakeup.wait(timeout: DispatchTime(uptimeNanoseconds: target))
+            }
+            woken = true
+        }
+    }
+
+    // MARK: Pool
+
+    /// Closes the queue: queued jobs fail with `.shutdown`, later ones too; parked threads wake and end,
+    /// working ones end after their current jobs.
+    func close() {
+        let (failed, idle): ([Job], [Int]) = state.withLock { state in
+            guard !state.closed else { return ([], []) }
+            state.closed = true
+            let failed = Array(state.jobs)
+            state.jobs.removeAll()
+            let idle = state.idle
+            state.idle.removeAll()
+            state.waking += idle.count
+            state.timerSignalled = true
+            return (failed, idle)
+        }
+        for job in failed {
+            job.fail(PostgresError(kind: .shutdown, message: "the database pool is shut down"))
+        }
+        for worker in idle { wakeups[worker].signal() }
+        timerWakeup.signal()
+    }
+
+    /// Pipelines sent, and the statements in them, since start.
+    var pipelineCounts: (pipelines: Int, statements: Int) {
+        state.withLock { ($0.pipelines, $0.pipelinedStatements) }
+    }
+
+    var usage: (inUse: Int, waiting: Int) {
+        state.withLock { ($0.busy, $0.jobs.count) }
+    }
+
+    // MARK: Tests
+
+    /// A pool thread has started (its kernel thread id, for tests).
+    func started(threadID: Int) {
+        state.withLock { $0.threadIDs.append(threadID) }
+    }
+
+    /// What tests check of an idle pool: how often its threads came back from waiting, whether every thread
+    /// is blocked without a timeout (all workers parked, the timer without a target), and the thread ids.
+    var rest: (wakeCount: Int, atRest: Bool, threadIDs: [Int]) {
+        state.withLock { state in
+            let atRest = state.idle.count == wakeups.count && state.waking == 0 && state.busy == 0 && state.timerTarget == .max
+                && !state.timerSignalled
+            return (state.wakeCount, atRest, state.threadIDs)
+        }
+    }
+}
+
+extension JobQueue.State {
+    /// Whether a free worker should take the head job now, and the jobs it takes.
+    fileprivate mutating func take(limit: Int, activeLimit: Int, spareAfter: UInt64) -> [Job]? {
+        guard let head = jobs.first else { return nil }
+        guard busy < activeLimit || DispatchTime.now().uptimeNanoseconds >= head.enqueued &+ spareAfter else { return nil }
         let freeSlots = max(1, activeLimit - busy)
         let share = (jobs.count + freeSlots - 1) / freeSlots
         busy += 1
@@ -56,65 +274,16 @@ final class JobQueue: @unchecked Sendable {
                 batch.append(jobs.removeFirst())
             }
         }
-        if !jobs.isEmpty && busy < activeLimit { condition.signal() }
         return batch
     }
 
-    /// Whether a free worker should take the head job now. Caller holds the lock.
-    private func mayTake(now: UInt64) -> Bool {
-        guard let oldest = jobs.first else { return false }
-        return busy < activeLimit || closed || now >= oldest.enqueued &+ spareAfter
-    }
-
-    /// A worker is done with its jobs; `pipelined` is how many of them it sent as one pipeline (0: none).
-    func finished(pipelined: Int) {
-        condition.lock()
-        busy -= 1
-        if pipelined > 0 {
-            pipelines += 1
-            pipelinedStatements += pipelined
-        }
-        condition.unlock()
-    }
-
-    /// Pipelines sent, and the statements in them, since start.
-    var pipelineCounts: (pipelines: Int, statements: Int) {
-        condition.lock()
-        defer { condition.unlock() }
-        return (pipelines, pipelinedStatements)
-    }
-
-    /// Fails jobs past their deadline (each job has its own: `/readyz` waits 1 s, others longer).
-    /// Returns false once the queue is closed.
-    func expireOverdue(now: UInt64) -> Bool {
-        condition.lock()
-        var expired: [Job] = []
-        if jobs.contains(where: { $0.deadline <= now }) {
-            var kept: Deque<Job> = []
-            for job in jobs {
-                if job.deadline <= now { expired.append(job) } else { kept.append(job) }
-            }
-            jobs = kept
-        }
-        let open = !closed
-        if mayTake(now: now) { condition.signal() }
-        condition.unlock()
-        for job in expired {
-            job.fail(PostgresError(kind: .poolTimeout, message: "no database connection became free in time"))
-        }
-        return open
-    }
-
-    var usage: (inUse: Int, waiting: Int) {
-        condition.lock()
-        defer { condition.unlock() }
-        return (busy, jobs.count)
-    }
-
-    func close() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
+    /// Brings the timer's next wake-up forward to `moment` if it is earlier; true when the timer must be
+    /// signalled for that (it is not already on its way).
+    fileprivate mutating func timer(_ moment: UInt64) -> Bool {
+        guard moment < timerTarget else { return false }
+        timerTarget = moment
+        guard !timerSignalled else { return false }
+        timerSignalled = true
+        return true
     }
 }

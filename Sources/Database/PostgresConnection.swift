@@ -10,6 +10,10 @@ public final class PostgresConnection {
     private var handle: OpaquePointer?
     /// Prepared statements by SQL text. Each distinct SQL is prepared once per connection.
     private var statements: [String: PreparedStatement] = [:]
+    /// Lets another thread cancel the statement this connection is running (see `Job.cancel`).
+    private(set) var cancelHandle: PostgresCancelHandle?
+    /// The pool's closure job running on this connection, whose cancellation fails the statements it starts.
+    var runningJob: Job?
 
     /// A statement prepared on this connection, and the columns of its results once one has arrived
     /// (they never change for a prepared statement, so later results reuse them).
@@ -36,6 +40,7 @@ public final class PostgresConnection {
             throw PostgresError(kind: .connection, message: "cannot connect to PostgreSQL: \(message)")
         }
         self.handle = conn
+        self.cancelHandle = PostgresCancelHandle(connection: conn)
         // Server notices go nowhere instead of libpq's default, stderr.
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
         let timeout = max(0, statementTimeoutMilliseconds)
@@ -53,6 +58,9 @@ public final class PostgresConnection {
     }
 
     public func close() {
+        // First, so no cancel request can go to a backend that is being closed.
+        cancelHandle?.free()
+        cancelHandle = nil
         if let handle {
             PQfinish(handle)
             self.handle = nil
@@ -90,6 +98,7 @@ public final class PostgresConnection {
     @discardableResult
     public func query(_ query: SQLQuery) throws -> PostgresRows {
         guard let handle else { throw PostgresError(kind: .connection, message: "connection is closed") }
+        try checkCancelled()
         let statement = try prepared(query, handle: handle)
         let binds = query.binds
         let result: OpaquePointer? = statement.name.withCString { cName in
@@ -216,6 +225,7 @@ public final class PostgresConnection {
     /// Never pass input here: use `query(_:)`.
     public func simpleQuery(_ sql: String) throws {
         guard let handle else { throw PostgresError(kind: .connection, message: "connection is closed") }
+        try checkCancelled()
         let result = PQexec(handle, sql)
         _ = try consume(result, handle: handle, sql: sql)
     }
@@ -225,6 +235,7 @@ public final class PostgresConnection {
     @discardableResult
     public func copyIn(_ sql: String, data: [UInt8], chunkSize: Int = 64 * 1024) throws -> Int {
         guard let handle else { throw PostgresError(kind: .connection, message: "connection is closed") }
+        try checkCancelled()
         guard let start = PQexec(handle, sql) else {
             throw PostgresError(kind: PQstatus(handle) == CONNECTION_OK ? .server : .connection, message: Self.errorMessage(handle))
         }
@@ -266,6 +277,11 @@ public final class PostgresConnection {
     }
 
     // MARK: Internals
+
+    /// In a pool closure whose task has been cancelled, statements fail at once instead of running.
+    private func checkCancelled() throws {
+        if let runningJob, runningJob.isCancelled { throw CancellationError() }
+    }
 
     private func prepared(_ query: SQLQuery, handle: OpaquePointer) throws -> PreparedStatement {
         // Every statement passes here before its parameters go to libpq as C strings.

@@ -1,6 +1,6 @@
-import DequeModule
 import Foundation
 import Logging
+import Synchronization
 
 /// A bounded pool of libpq connections, each pinned to its own dedicated thread.
 ///
@@ -11,58 +11,90 @@ import Logging
 /// Under load, single statements (`query`, `execute`) that queued behind busy connections go to PostgreSQL
 /// several at a time as one pipeline, and only `activeConnections` connections work at once while the queue
 /// keeps moving; the others stand by for slow statements and transactions (see `PostgresConfiguration`).
+/// Deadlines (acquire timeouts, the standby rule) are kept by one timer thread that sleeps until the next
+/// one; an idle pool has all its threads blocked without a timeout (see `JobQueue`).
+///
+/// A caller whose task is cancelled gets `CancellationError`: a job still waiting leaves the queue at once
+/// without using a connection; a statement running alone is cancelled on the server (`PQcancel`) and the
+/// connection stays in the pool; a statement already sent in a pipeline runs to the end and its outcome is
+/// discarded (cancelling it on the server could hit another statement of the batch). In a `withConnection`
+/// closure, the running statement is cancelled and the ones after it fail at once, so a transaction rolls back.
 ///
 /// Broken connections are noticed (before each use, and after any failure) and replaced lazily, so the
 /// pool heals by itself after PostgreSQL restarts. While the database is down, each worker retries at most
 /// once per `reconnectBackoffMilliseconds` and fails the other jobs at once, so requests get a fast error.
+///
+/// `shutdown()` ends the pool's threads; a pool released without it ends them too.
 public final class PostgresPool: Sendable {
     public let configuration: PostgresConfiguration
-    private let queue: JobQueue
-    private let workers: [Worker]
+    let queue: JobQueue
+    private let threads: Mutex<[PoolThread]>
     private let errors = ErrorCounts()
 
     public init(configuration: PostgresConfiguration, logger: Logger = Logger(label: "weatherboard.db")) {
         self.configuration = configuration
         let queue = JobQueue(
+            workers: configuration.poolSize,
             activeLimit: configuration.activeConnections,
             spareAfter: UInt64(configuration.spareAfterMilliseconds) * 1_000_000
         )
         self.queue = queue
-        var workers: [Worker] = []
+        // The threads hold the queue, never the pool, so a pool nobody holds any more is released (and ends them).
+        var threads: [PoolThread] = []
         for index in 0..<configuration.poolSize {
             let worker = Worker(index: index, configuration: configuration, queue: queue, logger: logger)
-            workers.append(worker)
-            worker.start()
-        }
-        self.workers = workers
-        let watchdog = Thread {
-            // Fails queued jobs whose acquire deadline passed while every connection stayed busy, and calls
-            // a standby connection in when the queue has stopped moving.
-            while queue.expireOverdue(now: DispatchTime.now().uptimeNanoseconds) {
-                usleep(UInt32(min(20, configuration.spareAfterMilliseconds)) * 1000)
+            let thread = PoolThread.start(name: "db-\(index)") {
+                queue.started(threadID: currentThreadID())
+                worker.run()
             }
+            if let thread { threads.append(thread) } else { logger.error("cannot start a database pool thread", metadata: ["worker": "\(index)"]) }
         }
-        watchdog.name = "db-watchdog"
-        watchdog.start()
+        let timer = PoolThread.start(name: "db-timer") {
+            queue.started(threadID: currentThreadID())
+            queue.runTimer()
+        }
+        if let timer { threads.append(timer) } else { logger.error("cannot start the database pool's timer thread") }
+        self.threads = Mutex(threads)
+    }
+
+    deinit {
+        // Nobody can queue work any more: the threads end after their current jobs, joined by nobody.
+        queue.close()
+        for thread in threads.withLock({ $0 }) { thread.detach() }
     }
 
     /// Runs `body` with a connection on a pool thread. The closure is synchronous and may run many statements.
+    ///
+    /// If the task is cancelled while `body` runs, its current statement is cancelled on the server and
+    /// the statements it starts after that fail with `CancellationError`; the caller gets `CancellationError`
+    /// unless `body` returned normally all the same.
     public func withConnection<T: Sendable>(
         timeoutMilliseconds: Int? = nil,
         _ body: @escaping @Sendable (PostgresConnection) throws -> T
     ) async throws -> T {
-        let timeout = UInt64(timeoutMilliseconds ?? configuration.acquireTimeoutMilliseconds) * 1_000_000
-        return try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<T, any Error>) in
-            let errors = self.errors
-            let job = Job(deadline: DispatchTime.now().uptimeNanoseconds + timeout) { connection in
-                let result = Result { try body(connection) }
-                if case .failure(let error as PostgresError) = result { errors.record(error) }
-                continuation.resume(with: result)
-            } fail: { error in
-                if let error = error as? PostgresError { errors.record(error) }
-                continuation.resume(throwing: error)
+        let job = Job(timeout: UInt64(timeoutMilliseconds ?? configuration.acquireTimeoutMilliseconds) * 1_000_000)
+        let queue = self.queue
+        let errors = self.errors
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let completion = Job.Completion.closure { connection in
+                    let result = Result { try body(connection) }
+                    return { cancelled in
+                        if cancelled, case .failure = result {
+                            continuation.resume(throwing: CancellationError())
+                            return
+                        }
+                        if case .failure(let error as PostgresError) = result { errors.record(error) }
+                        continuation.resume(with: result)
+                    }
+                } fail: { error in
+                    if let error = error as? PostgresError { errors.record(error) }
+                    continuation.resume(throwing: error)
+                }
+                queue.enqueue(job, completion: completion)
             }
-            queue.enqueue(job)
+        } onCancel: {
+            queue.cancel(job)
         }
     }
 
@@ -72,14 +104,21 @@ public final class PostgresPool: Sendable {
     /// connection was busy (see `PostgresConnection.pipeline`). `timeoutMilliseconds` bounds the wait for
     /// a connection; once sent, the statement runs under the session's statement timeout.
     public func query(_ query: SQLQuery, timeoutMilliseconds: Int? = nil) async throws -> PostgresRows {
-        let timeout = UInt64(timeoutMilliseconds ?? configuration.acquireTimeoutMilliseconds) * 1_000_000
-        return try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<PostgresRows, any Error>) in
-            let errors = self.errors
-            let statement = Job.Statement(query: query) { result in
-                if case .failure(let error as PostgresError) = result { errors.record(error) }
-                continuation.resume(with: result)
+        let job = Job(timeout: UInt64(timeoutMilliseconds ?? configuration.acquireTimeoutMilliseconds) * 1_000_000, statement: query)
+        let queue = self.queue
+        let errors = self.errors
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PostgresRows, any Error>) in
+                queue.enqueue(
+                    job,
+                    completion: .rows { result in
+                        if case .failure(let error as PostgresError) = result { errors.record(error) }
+                        continuation.resume(with: result)
+                    }
+                )
             }
-            queue.enqueue(Job(deadline: DispatchTime.now().uptimeNanoseconds + timeout, statement: statement))
+        } onCancel: {
+            queue.cancel(job)
         }
     }
 
@@ -108,32 +147,32 @@ public final class PostgresPool: Sendable {
     /// Pipelines sent since start, and the statements they carried (see `PostgresConnection.pipeline`).
     public var pipelineCounts: (pipelines: Int, statements: Int) { queue.pipelineCounts }
 
-    /// Stops the workers after the queued jobs; later calls fail with `.shutdown`.
+    /// Ends the pool: queued jobs fail with `.shutdown` (and so do later calls), running ones finish, then
+    /// every pool thread ends and closes its connection. Returns once they have all ended, so it blocks for
+    /// as long as the running jobs take (nothing, on an idle pool). Calling it again does nothing.
     public func shutdown() {
         queue.close()
-    }
-}
-
-/// Counts of data-layer errors, by kind.
-final class ErrorCounts: @unchecked Sendable {
-    // Safety: `counts` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var counts: [String: Int] = [:]
-
-    func record(_ error: PostgresError) {
-        let kind: String
-        switch error.kind {
-        case .connection: kind = "connection"
-        case .poolTimeout: kind = "pool_timeout"
-        case .decoding: kind = "decoding"
-        case .shutdown: kind = "shutdown"
-        case .server: kind = error.isStatementTimeout ? "statement_timeout" : "server"
+        let threads = self.threads.withLock { threads in
+            defer { threads.removeAll() }
+            return threads
         }
-        lock.withLock { counts[kind, default: 0] += 1 }
-    }
-
-    func snapshot() -> [String: Int] {
-        lock.withLock { counts }
+        for thread in threads {
+            // Called from a job on one of the pool's own threads: that one ends when the job returns.
+            if thread.isCurrent { thread.detach() } else { thread.join() }
+        }
     }
 }
 
+/// The kernel's id for the calling thread (`/proc/self/task/<id>`), or 0 where there is none.
+private func currentThreadID() -> Int {
+    #if os(Linux)
+    var buffer = [CChar](repeating: 0, count: 64)
+    let length = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+    guard length > 0 else { return 0 }
+    // "<pid>/task/<tid>"
+    let link = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return Int(link.split(separator: "/").last ?? "") ?? 0
+    #else
+    return 0
+    #endif
+}

@@ -1,62 +1,74 @@
 import Foundation
 import Logging
 
-/// A pool thread and the connection it owns.
-final class Worker: @unchecked Sendable {
-    // Safety: `connection` and `retryAfter` are touched only by this worker's own thread, inside `loop()`.
-    private let index: Int
-    private let configuration: PostgresConfiguration
-    private let queue: JobQueue
-    private let logger: Logger
-    private var connection: PostgresConnection?
-    private var retryAfter: UInt64 = 0
+/// A pool thread's loop and the connection it owns.
+///
+/// The connection lives in `run()`'s locals: only this thread ever touches it, so the worker itself holds
+/// nothing mutable and is `Sendable` as it is.
+struct Worker: Sendable {
+    let index: Int
+    let configuration: PostgresConfiguration
+    let queue: JobQueue
+    let logger: Logger
 
-    init(index: Int, configuration: PostgresConfiguration, queue: JobQueue, logger: Logger) {
-        self.index = index
-        self.configuration = configuration
-        self.queue = queue
-        self.logger = logger
-    }
-
-    func start() {
-        let thread = Thread { [self] in self.loop() }
-        thread.name = "db-\(index)"
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-
-    private func loop() {
-        while case let batch = queue.next(limit: configuration.pipelineDepth), !batch.isEmpty {
-            if let connection = usableConnection(failing: batch) {
-                if batch.count == 1 {
-                    batch[0].run(connection)
-                } else {
-                    let statements = batch.map { $0.statement! }
-                    connection.pipeline(statements.map(\.query)) { index, result in
-                        statements[index].complete(result)
-                    }
-                }
-                if !connection.isOpen {
-                    logger.warning("database connection lost; it will be replaced", metadata: ["worker": "\(index)"])
-                    self.connection = nil
-                } else if !connection.isIdle {
-                    // A closure left a transaction open: never hand such a session to the next caller.
-                    try? connection.simpleQuery("ROLLBACK")
-                }
+    /// Takes jobs until the queue is closed, then closes the connection.
+    func run() {
+        var connection: PostgresConnection?
+        var retryAfter: UInt64 = 0
+        var pipelined: Int?
+        while case let batch = queue.next(worker: index, limit: configuration.pipelineDepth, finished: pipelined), !batch.isEmpty {
+            pipelined = 0
+            guard let usable = usableConnection(&connection, retryAfter: &retryAfter, failing: batch) else { continue }
+            if batch.count == 1 {
+                runAlone(batch[0], on: usable)
+            } else {
+                pipelined = runPipelined(batch, on: usable)
             }
-            queue.finished(pipelined: batch.count > 1 ? batch.count : 0)
+            if !usable.isOpen {
+                logger.warning("database connection lost; it will be replaced", metadata: ["worker": "\(index)"])
+                connection = nil
+            } else if !usable.isIdle {
+                // A closure left a transaction open: never hand such a session to the next caller.
+                try? usable.simpleQuery("ROLLBACK")
+            }
         }
         connection?.close()
-        connection = nil
+    }
+
+    /// Runs one job on the connection; a cancellation while it runs interrupts its statement on the server.
+    private func runAlone(_ job: Job, on connection: PostgresConnection) {
+        guard let completion = job.begin(cancel: connection.cancelHandle) else { return }
+        switch completion {
+        case .rows(let complete):
+            let result = Result { try connection.query(job.statement ?? "") }
+            let cancelled = job.end()
+            complete(cancelled && result.failed ? .failure(CancellationError()) : result)
+        case .closure(let run, _):
+            // Statements the closure starts after a cancellation fail at once (`PostgresConnection.checkCancelled`).
+            connection.runningJob = job
+            let report = run(connection)
+            connection.runningJob = nil
+            report(job.end())
+        }
+    }
+
+    /// Sends the statements as one pipeline; returns how many went (0 when fewer than two).
+    private func runPipelined(_ batch: [Job], on connection: PostgresConnection) -> Int {
+        // Jobs cancelled while they waited are dropped here; the rest run to the end, even if cancelled later.
+        let jobs = batch.filter { $0.beginPipelined() }
+        connection.pipeline(jobs.map { $0.statement ?? "" }) { index, result in
+            jobs[index].report(result)
+        }
+        return jobs.count > 1 ? jobs.count : 0
     }
 
     /// The worker's connection, checked and reconnected if needed. On failure the jobs are failed and nil returned.
-    private func usableConnection(failing jobs: [Job]) -> PostgresConnection? {
-        if let connection {
-            if connection.probeIdle() { return connection }
+    private func usableConnection(_ connection: inout PostgresConnection?, retryAfter: inout UInt64, failing jobs: [Job]) -> PostgresConnection? {
+        if let current = connection {
+            if current.probeIdle() { return current }
             logger.info("database connection closed by the server; reconnecting", metadata: ["worker": "\(index)"])
-            connection.close()
-            self.connection = nil
+            current.close()
+            connection = nil
         }
         let now = DispatchTime.now().uptimeNanoseconds
         if now < retryAfter {
@@ -79,5 +91,12 @@ final class Worker: @unchecked Sendable {
             jobs.forEach { $0.fail(error) }
             return nil
         }
+    }
+}
+
+extension Result {
+    fileprivate var failed: Bool {
+        if case .failure = self { return true }
+        return false
     }
 }

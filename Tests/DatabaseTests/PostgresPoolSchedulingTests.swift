@@ -1,0 +1,240 @@
+@testable import Database
+import Foundation
+import Testing
+
+/// Cancellation, deadlines without polling, and the pool's threads (issue #14).
+@Suite("PostgreSQL pool scheduling")
+struct PostgresPoolSchedulingTests {
+    @Test("a queued job whose task is cancelled fails at once and never runs")
+    func queuedJobCancelled() async throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.shutdown() }
+        let table = "cancel_probe_\(UInt32.random(in: 0...UInt32.max))"
+        try await pool.withConnection { try $0.simpleQuery("CREATE TABLE \(table) (n int8 NOT NULL)") }
+        let parked = try await ParkedConnection.park(pool)
+        defer { parked.close() }
+        let insert = await parked.queue { try await pool.execute("INSERT INTO \(raw: table) (n) VALUES (\(1))") }
+        insert.cancel()
+        await #expect(throws: CancellationError.self) { try await insert.value }
+        // It left the queue when it was cancelled, not when a connection came free.
+        #expect(pool.usage.waiting == 0)
+        try await parked.release()
+        // The only connection is free again and has run everything it was given: the insert was not among it.
+        #expect(try await pool.query("SELECT count(*) AS n FROM \(raw: table)")[0].decode(Int.self, "n") == 0)
+        try await pool.withConnection { try $0.simpleQuery("DROP TABLE \(table)") }
+    }
+
+    @Test("a running statement whose task is cancelled is cancelled on the server; the connection serves the next query")
+    func runningStatementCancelled() async throws {
+        let pool = TestDatabase.pool(size: 1, statementTimeoutMilliseconds: 60_000)
+        let observer = TestDatabase.pool(size: 1)
+        defer {
+            pool.shutdown()
+            observer.shutdown()
+        }
+        let pid = try await pool.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid")
+        let sleeper = Task { try await pool.query("SELECT pg_sleep(30)") }
+        try await waitUntilBackend(pid, of: observer, isIn: "PgSleep")
+        let clock = ContinuousClock()
+        let start = clock.now
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        // Well before the 30 s sleep (and the 60 s statement timeout) could end.
+        #expect(clock.now - start < .seconds(20))
+        // Same connection, same session, still usable; the cancel is not counted as a statement timeout.
+        #expect(try await pool.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid") == pid)
+        #expect(pool.errorCounts["statement_timeout"] == nil)
+        #expect(pool.usage.inUse == 0)
+    }
+
+    @Test("a cancelled transaction is interrupted on the server and rolled back; its later statements never run")
+    func runningTransactionCancelled() async throws {
+        let pool = TestDatabase.pool(size: 1, statementTimeoutMilliseconds: 60_000)
+        let observer = TestDatabase.pool(size: 1)
+        defer {
+            pool.shutdown()
+            observer.shutdown()
+        }
+        let table = "cancel_tx_\(UInt32.random(in: 0...UInt32.max))"
+        try await pool.withConnection { try $0.simpleQuery("CREATE TABLE \(table) (n int8 NOT NULL)") }
+        let pid = try await pool.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid")
+        let transaction = Task {
+            try await pool.transaction { connection in
+                try connection.execute("INSERT INTO \(raw: table) (n) VALUES (\(1))")
+                // The cancellation interrupts this; were the error swallowed, the next insert would fail at once.
+                _ = try? connection.query("SELECT pg_sleep(30)")
+                try connection.execute("INSERT INTO \(raw: table) (n) VALUES (\(2))")
+            }
+        }
+        try await waitUntilBackend(pid, of: observer, isIn: "PgSleep")
+        transaction.cancel()
+        await #expect(throws: CancellationError.self) { try await transaction.value }
+        #expect(try await observer.query("SELECT count(*) AS n FROM \(raw: table)")[0].decode(Int.self, "n") == 0)
+        #expect(try await pool.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid") == pid)
+        try await pool.withConnection { try $0.simpleQuery("DROP TABLE \(table)") }
+    }
+
+    @Test("cancelling a queued statement drops it from the pipeline; the others get their own answers")
+    func queuedStatementLeavesPipeline() async throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.shutdown() }
+        let parked = try await ParkedConnection.park(pool)
+        defer { parked.close() }
+        let before = pool.pipelineCounts
+        let tasks = await parked.queue(["SELECT \(1) AS n", "SELECT \(2) AS n", "SELECT \(3) AS n"]) { try $0[0].decode(Int.self, "n") }
+        tasks[1].cancel()
+        await #expect(throws: CancellationError.self) { try await tasks[1].value }
+        try await parked.release()
+        #expect(try await tasks[0].value == 1)
+        #expect(try await tasks[2].value == 3)
+        let after = pool.pipelineCounts
+        #expect(after.pipelines - before.pipelines == 1)
+        #expect(after.statements - before.statements == 2)
+    }
+
+    @Test("cancelling a statement already sent in a pipeline answers its caller at once and leaves the others alone")
+    func sentStatementCancelledInPipeline() async throws {
+        let pool = TestDatabase.pool(size: 1)
+        let observer = TestDatabase.pool(size: 1)
+        defer {
+            pool.shutdown()
+            observer.shutdown()
+        }
+        let pid = try await pool.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid")
+        let second = try await HeldAdvisoryLock.acquire()
+        defer { second.close() }
+        let parked = try await ParkedConnection.park(pool)
+        defer { parked.close() }
+        let tasks = await parked.queue([
+            "SELECT pg_advisory_xact_lock(\(second.key))::text AS s",
+            "SELECT 'second' AS s",
+            "SELECT 'third' AS s",
+        ]) { try $0[0].decode(String.self, "s") }
+        try await parked.release()
+        // The whole batch has been sent; its first statement waits for the second lock.
+        try await waitUntilBackend(pid, of: observer, isIn: "advisory")
+        tasks[1].cancel()
+        await #expect(throws: CancellationError.self) { try await tasks[1].value }
+        try await second.release()
+        #expect(try await tasks[0].value == "")
+        #expect(try await tasks[2].value == "third")
+        #expect(try await pool.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid") == pid)
+    }
+
+    @Test("an idle pool's threads are all blocked without a timeout: no wake-ups, no context switches")
+    func idlePoolSleeps() async throws {
+        let pool = TestDatabase.pool(size: 3, activeConnections: 2)
+        defer { pool.shutdown() }
+        #expect(try await pool.query("SELECT \(1) AS n")[0].decode(Int.self, "n") == 1)
+        while !pool.queue.rest.atRest || pool.queue.rest.threadIDs.count < 4 { await Task.yield() }
+        let rest = pool.queue.rest
+        let switches = rest.threadIDs.map(Self.contextSwitches)
+        #expect(switches.allSatisfy { $0 != nil })
+        // A window to observe, not to synchronize: the old watchdog woke every 10 ms.
+        try await Task.sleep(for: .milliseconds(300))
+        let later = pool.queue.rest
+        #expect(later.atRest)
+        #expect(later.wakeCount == rest.wakeCount)
+        #expect(rest.threadIDs.map(Self.contextSwitches) == switches)
+        for id in rest.threadIDs {
+            #expect(Self.threadState(id) == "S", "thread \(id)")
+        }
+    }
+
+    @Test("acquire timeouts fire while every connection is busy, with no thread waking before they are due")
+    func acquireTimeoutFromTimer() async throws {
+        let pool = TestDatabase.pool(size: 1, acquireTimeoutMilliseconds: 200)
+        defer { pool.shutdown() }
+        let parked = try await ParkedConnection.park(pool)
+        defer { parked.close() }
+        let wakes = pool.queue.rest.wakeCount
+        let error = try await #require(throws: PostgresError.self) { try await pool.query("SELECT 1") }
+        #expect(error.kind == .poolTimeout)
+        // The timer woke for the deadline (once, or twice if it was on its way for the parked job's) — it did
+        // not tick through the 200 ms.
+        #expect(pool.queue.rest.wakeCount - wakes <= 2)
+        #expect(pool.errorCounts["pool_timeout"] == 1)
+        try await parked.release()
+    }
+
+    @Test("shutdown fails queued jobs, lets the running one finish, and ends every pool thread")
+    func shutdownEndsThreads() async throws {
+        let pool = TestDatabase.pool(size: 1)
+        while pool.queue.rest.threadIDs.count < 2 { await Task.yield() }
+        let ids = pool.queue.rest.threadIDs
+        #expect(Set(ids.compactMap(Self.threadName)) == ["db-0", "db-timer"])
+        let parked = try await ParkedConnection.park(pool)
+        defer { parked.close() }
+        let queued = await parked.queue { try await pool.query("SELECT 1") }
+        // Shutdown blocks until the running job ends: call it off the test's task, and release the job once
+        // the queue is closed (the queued job failing says it is).
+        let shutdown = Task.detached { pool.shutdown() }
+        let error = await #expect(throws: PostgresError.self) { try await queued.value }
+        #expect(error?.kind == .shutdown)
+        try await parked.release()
+        await #expect(throws: Never.self) { _ = try await parked.parked.value }
+        await shutdown.value
+        await Self.waitUntilGone(ids)
+        #expect(ids.filter(Self.threadExists).isEmpty)
+        let later = await #expect(throws: PostgresError.self) { try await pool.query("SELECT 1") }
+        #expect(later?.kind == .shutdown)
+    }
+
+    @Test("a pool released without shutdown ends its threads too")
+    func releasedPoolEndsThreads() async throws {
+        var ids: [Int] = []
+        do {
+            let pool = TestDatabase.pool(size: 2)
+            #expect(try await pool.query("SELECT \(1) AS n")[0].decode(Int.self, "n") == 1)
+            while pool.queue.rest.threadIDs.count < 3 { await Task.yield() }
+            ids = pool.queue.rest.threadIDs
+        }
+        await Self.waitUntilGone(ids)
+        #expect(ids.count == 3)
+        #expect(ids.filter(Self.threadExists).isEmpty)
+    }
+
+    // MARK: Helpers
+
+    /// Waits until the server shows backend `pid` waiting on `event` (`PgSleep`, `advisory`).
+    private func waitUntilBackend(_ pid: Int, of observer: PostgresPool, isIn event: String) async throws {
+        while try await observer.query(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE pid = \(pid)::int4 AND state = 'active' AND wait_event = \(event)"
+        )[0].decode(Int.self, "n") == 0 {
+            await Task.yield()
+        }
+    }
+
+    private static func waitUntilGone(_ ids: [Int]) async {
+        let clock = ContinuousClock()
+        let limit = clock.now + .seconds(10)
+        while ids.contains(where: threadExists) && clock.now < limit { await Task.yield() }
+    }
+
+    private static func threadExists(_ id: Int) -> Bool {
+        FileManager.default.fileExists(atPath: "/proc/self/task/\(id)")
+    }
+
+    private static func threadName(_ id: Int) -> String? {
+        (try? String(contentsOfFile: "/proc/self/task/\(id)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The thread's state letter from `/proc/self/task/<id>/stat` (`S`: sleeping).
+    private static func threadState(_ id: Int) -> String? {
+        guard let stat = try? String(contentsOfFile: "/proc/self/task/\(id)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        return stat[stat.index(after: close)...].split(separator: " ").first.map(String.init)
+    }
+
+    /// Voluntary plus involuntary context switches of a thread so far.
+    private static func contextSwitches(_ id: Int) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/task/\(id)/status", encoding: .utf8) else { return nil }
+        var total = 0
+        for line in status.split(separator: "\n") where line.contains("ctxt_switches:") {
+            guard let value = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else { return nil }
+            total += value
+        }
+        return total
+    }
+}
