@@ -72,6 +72,11 @@ public final class AppMetrics: Sendable {
 
     private let weatherHandles = HandleCache<String, Metrics.Counter>()
 
+    /// Media files moved between `public/` and `private/` to follow their posts' visibility.
+    func recordMediaMoves(_ count: Int) {
+        Counter(label: "media_visibility_moves_total", factory: factory).increment(by: count)
+    }
+
     /// One purger pass: `purged_rows_total{kind}` (rows deleted, or snapshots erased for `report_evidence`),
     /// `purger_passes_total{outcome}` (`ran`, `skipped` while another instance held the lock, `failed`) and
     /// `purger_pass_duration_seconds`.
