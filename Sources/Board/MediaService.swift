@@ -11,13 +11,27 @@ public struct MediaService: Sendable {
     let processor: ImageProcessor
     let rateLimiter: RateLimiter
     let logger: Logger
+    let observer: (@Sendable (Event) -> Void)?
 
-    public init(records: MediaRecords, files: MediaFiles, processor: ImageProcessor, rateLimiter: RateLimiter, logger: Logger) {
+    /// What happened, for metrics.
+    public enum Event: Sendable {
+        /// One upload: `outcome` is `created`, `unsupported`, `too_large_image`, `undecodable`, `timed_out`, `busy`,
+        /// `rate_limited`, `error`; bytes received and written; seconds spent decoding and encoding.
+        case upload(outcome: String, bytesIn: Int, bytesOut: Int, processingSeconds: Double?)
+        /// A storage call failed (put, move, delete, read).
+        case storageError(operation: String)
+    }
+
+    public init(
+        records: MediaRecords, files: MediaFiles, processor: ImageProcessor, rateLimiter: RateLimiter, logger: Logger,
+        observer: (@Sendable (Event) -> Void)? = nil
+    ) {
         self.records = records
         self.files = files
         self.processor = processor
         self.rateLimiter = rateLimiter
         self.logger = logger
+        self.observer = observer
     }
 
     /// Uploads per account: anonymous 10, registered 50 an hour (any hour). Counted before the image is
@@ -35,25 +49,63 @@ public struct MediaService: Sendable {
         try identity.requireNotBanned()
     }
 
-    /// `POST /v1/media`: `file` is the upload, already streamed to a temporary file of bounded size.
-    public func upload(file: String, alt rawAlt: String?, by identity: Identity) async throws -> Media {
+    /// `POST /v1/media`: `file` is the upload, already streamed to a temporary file of `byteCount` bytes.
+    public func upload(file: String, byteCount: Int, alt rawAlt: String?, by identity: Identity) async throws -> Media {
         try checkUploader(identity)
         let alt = try Self.validateAlt(rawAlt)
-        try await rateLimiter.acquire(Self.uploadPolicy(identity), subject: "\(identity.accountID)")
-        let image = try await processor.process(file: file)
+        do {
+            try await rateLimiter.acquire(Self.uploadPolicy(identity), subject: "\(identity.accountID)")
+        } catch {
+            observer?(.upload(outcome: "rate_limited", bytesIn: byteCount, bytesOut: 0, processingSeconds: nil))
+            throw error
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let image: ProcessedImage
+        do {
+            image = try await processor.process(file: file)
+        } catch let error as ImageError {
+            observer?(.upload(outcome: Self.outcome(error), bytesIn: byteCount, bytesOut: 0, processingSeconds: Self.seconds(clock.now - start)))
+            throw error
+        }
+        let seconds = Self.seconds(clock.now - start)
         let key = MediaKey.random()
         do {
             try await files.put(key, full: image.full, preview: image.preview)
-            return try await records.insert(
+        } catch {
+            observer?(.storageError(operation: "put"))
+            observer?(.upload(outcome: "error", bytesIn: byteCount, bytesOut: 0, processingSeconds: seconds))
+            await deleteFiles([key])
+            throw error
+        }
+        do {
+            let media = try await records.insert(
                 MediaRecords.NewMedia(
                     ownerID: identity.accountID, storageKey: key, width: image.width, height: image.height,
                     byteSize: image.full.count, previewByteSize: image.preview.count, blurhash: image.blurhash, alt: alt
                 )
             )
+            observer?(.upload(outcome: "created", bytesIn: byteCount, bytesOut: image.full.count + image.preview.count, processingSeconds: seconds))
+            return media
         } catch {
+            observer?(.upload(outcome: "error", bytesIn: byteCount, bytesOut: 0, processingSeconds: seconds))
             await deleteFiles([key])
             throw error
         }
+    }
+
+    static func outcome(_ error: ImageError) -> String {
+        switch error {
+        case .unsupported: return "unsupported"
+        case .tooManyPixels: return "too_large_image"
+        case .undecodable: return "undecodable"
+        case .timedOut: return "timed_out"
+        case .busy: return "busy"
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// The caller's own media; anyone else's is `notOwner`, an unknown id `notFound`.
@@ -97,7 +149,12 @@ public struct MediaService: Sendable {
             var moved = 0
             for due in try await records.dueForSync(limit: limit) {
                 if due.isPublic != due.shouldBePublic {
-                    try await files.setPublic(due.key, due.shouldBePublic)
+                    do {
+                        try await files.setPublic(due.key, due.shouldBePublic)
+                    } catch {
+                        observer?(.storageError(operation: "move"))
+                        throw error
+                    }
                     moved += 1
                 }
                 try await records.synced(id: due.id, isPublic: due.shouldBePublic)
@@ -133,6 +190,7 @@ public struct MediaService: Sendable {
             do {
                 try await files.delete(key)
             } catch {
+                observer?(.storageError(operation: "delete"))
                 logger.warning("could not delete media files", metadata: ["key": "\(key)", "error": "\(error)"])
             }
         }

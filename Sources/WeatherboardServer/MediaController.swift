@@ -31,7 +31,7 @@ struct MediaController {
         )
         defer { upload.removeFile() }
         guard let path = upload.filePath, upload.fileBytes > 0 else { throw APIError.invalidField("file", "is required") }
-        let created = try await media.upload(file: path, alt: upload.fields["alt"], by: identity)
+        let created = try await media.upload(file: path, byteCount: upload.fileBytes, alt: upload.fields["alt"], by: identity)
         return try jsonResponse(urls.response(created, request: request), status: .created)
     }
 
