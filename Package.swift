@@ -23,22 +23,28 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
         // Property-based tests (test target only).
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
+    // Each target declares exactly the modules its sources import, no more and no less. Imports point only down:
+    // C shims and CivilTime → adapters → Vocabulary → domain (Board, Weather) → wire and HTTP server → executables.
     targets: [
         // MARK: C shims: one Swift module imports each.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
+        // Proleptic Gregorian arithmetic, the one copy below both Database and Vocabulary (imports nothing).
+        .target(name: "CivilTime", exclude: ["README.md"], swiftSettings: swiftSettings),
+
         // MARK: Adapters
         .target(
             name: "Database",
             dependencies: [
-                "CLibPQ",
+                "CLibPQ", "CivilTime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -46,28 +52,39 @@ let package = Package(
         ),
         .target(name: "CurlClient", dependencies: ["CCurl", .product(name: "NIOPosix", package: "swift-nio")], swiftSettings: swiftSettings),
         .target(name: "Hashing", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+        .target(
+            name: "MediaStorage",
+            dependencies: ["CurlClient", "Hashing", .product(name: "NIOPosix", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
         .target(name: "RateLimit", dependencies: ["Database", "Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
 
-        // MARK: Wire types shared by the server and weatherboard-admin
-        .target(name: "WeatherboardAPI", swiftSettings: swiftSettings),
+        // MARK: Shared vocabulary: what Board and Weather both speak (no database, no domain)
+        .target(name: "Vocabulary", dependencies: ["CivilTime", "Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
 
         // MARK: Domain
         .target(
             name: "Board",
-            dependencies: ["Database", "Hashing", "RateLimit", .product(name: "Logging", package: "swift-log"), .product(name: "NIOPosix", package: "swift-nio")],
+            dependencies: ["Database", "Hashing", "RateLimit", "Vocabulary", .product(name: "NIOPosix", package: "swift-nio")],
+            exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "Weather",
-            dependencies: ["Database", "CurlClient", "RateLimit", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CivilTime", "CurlClient", "Database", "RateLimit", "Vocabulary", .product(name: "Logging", package: "swift-log")],
+            exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
+
+        // MARK: Wire types shared by the server and weatherboard-admin
+        .target(name: "WeatherboardAPI", dependencies: ["Vocabulary"], exclude: ["README.md"], swiftSettings: swiftSettings),
 
         // MARK: HTTP server
         .target(
             name: "WeatherboardServer",
             dependencies: [
-                "Board", "Weather", "Database", "RateLimit", "WeatherboardAPI",
+                "Board", "Database", "RateLimit", "Vocabulary", "Weather", "WeatherboardAPI",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -75,6 +92,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            exclude: ["README.md"],
             resources: [.copy("openapi.yaml")],
             swiftSettings: swiftSettings
         ),
@@ -86,6 +104,7 @@ let package = Package(
                 "WeatherboardServer", "Board", "Database", "Weather", "RateLimit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -102,21 +121,34 @@ let package = Package(
         // MARK: Tests (real PostgreSQL, real libcurl)
         .testTarget(
             name: "DatabaseTests",
-            dependencies: ["Database"],
+            dependencies: ["Database", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "WeatherTests",
-            dependencies: ["Weather"],
+            dependencies: ["Vocabulary", "Weather"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "WeatherboardServerTests",
             dependencies: [
-                "WeatherboardServer", "WeatherboardAPI", "Database", "CurlClient", "Board", "Hashing", "Weather", "RateLimit",
+                "WeatherboardServer", "WeatherboardAPI", "Database", "CurlClient", "Board", "Vocabulary", "Weather", "RateLimit",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The same behaviour suite against both media stores: a directory, and a real S3 stand-in started by
+        // `deploy/dev test` (moto, which checks signatures there).
+        .testTarget(
+            name: "MediaStorageTests",
+            dependencies: [
+                "MediaStorage", "CurlClient", "Hashing",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -125,7 +157,7 @@ let package = Package(
         .testTarget(
             name: "PropertyTests",
             dependencies: [
-                "Board", "Hashing", "Weather", "WeatherboardAPI",
+                "Board", "Hashing", "Vocabulary", "Weather", "WeatherboardAPI",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings

@@ -11,8 +11,6 @@ public enum BoardError: Error, Equatable, Sendable {
     case idempotencyConflict
     /// 422 `invalid_field`; the message names the field.
     case invalidField(field: String, message: String)
-    /// 400: a malformed query value or cursor.
-    case badRequest(String)
     case rateLimited(retryAfterSeconds: Int)
     /// 412 `precondition_failed`: the edit's `If-Match` names a version that is no longer current.
     case preconditionFailed

@@ -1,5 +1,6 @@
 import Foundation
 import RateLimit
+import Vocabulary
 
 /// CONTRACT §5: reports, the moderator's queue and decisions, bans, the log, roles and blocked terms.
 public struct ModerationService: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import Vocabulary
 
 public enum PostStatus: String, Sendable {
     case visible, hidden, removed
@@ -73,8 +74,8 @@ public struct RegionSummary: Sendable, Equatable {
         self.countryCode = countryCode
     }
 
-    public func name(_ language: Language) -> String {
-        language == .ko ? (nameKorean ?? nameEnglish) : nameEnglish
+    public func name(in language: Language) -> String {
+        language.placeName(korean: nameKorean, english: nameEnglish)
     }
 }
 

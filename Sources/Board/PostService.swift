@@ -1,15 +1,19 @@
 import Foundation
 import Hashing
 import RateLimit
+import Vocabulary
 
 /// The rules of CONTRACT §4: validation, idempotent creation, visibility, edits with revisions, soft deletes.
 public struct PostService: Sendable {
     let store: any PostStore
+    /// The region catalog, for a new post's `regionId` or `location` (`Weather`'s `RegionStore` in the server).
+    let regions: any RegionResolving
     let rateLimiter: RateLimiter
     let filter: any ContentFilter
 
-    public init(store: any PostStore, rateLimiter: RateLimiter, filter: any ContentFilter = NoContentFilter()) {
+    public init(store: any PostStore, regions: any RegionResolving, rateLimiter: RateLimiter, filter: any ContentFilter = NoContentFilter()) {
         self.store = store
+        self.regions = regions
         self.rateLimiter = rateLimiter
         self.filter = filter
     }
@@ -44,12 +48,12 @@ public struct PostService: Sendable {
         let regionID: Int
         switch draft.location {
         case .region(let id):
-            guard try await store.regionExists(id: id) else { throw BoardError.invalidField(field: "regionId", message: "no such region") }
+            guard try await regions.regionExists(id: id) else { throw BoardError.invalidField(field: "regionId", message: "no such region") }
             regionID = id
         case .coordinates(let lat, let lon):
             guard (-90...90).contains(lat) else { throw BoardError.invalidField(field: "location.lat", message: "must be between -90 and 90") }
             guard (-180...180).contains(lon) else { throw BoardError.invalidField(field: "location.lon", message: "must be between -180 and 180") }
-            guard let nearest = try await store.nearestRegion(lat: lat, lon: lon) else {
+            guard let nearest = try await regions.nearestRegionID(lat: lat, lon: lon) else {
                 throw BoardError.invalidField(field: "location", message: "no region near this point")
             }
             regionID = nearest

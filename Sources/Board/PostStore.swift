@@ -16,8 +16,5 @@ public protocol PostStore: Sendable {
     func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> Post
     func softDelete(id: Int, by accountID: Int) async throws
     func revisions(postID: Int) async throws -> [PostRevision]
-    /// The region nearest to a point.
-    func nearestRegion(lat: Double, lon: Double) async throws -> Int?
-    func regionExists(id: Int) async throws -> Bool
     func accountRole(_ accountID: Int) async throws -> Role?
 }

@@ -1,5 +1,6 @@
 import Database
 import Foundation
+import Vocabulary
 
 /// Posts in PostgreSQL. Lists are keyset pages over partial indexes (see sql/0004_posts.sql).
 public struct PostgresPostStore: PostStore {
@@ -251,16 +252,6 @@ public struct PostgresPostStore: PostStore {
                 replacedAt: try row.decode(Date.self, "replaced_at")
             )
         }
-    }
-
-    public func nearestRegion(lat: Double, lon: Double) async throws -> Int? {
-        try await database.query(
-            "SELECT id FROM regions ORDER BY position <-> region_position(\(lat), \(lon)) LIMIT 1"
-        ).first?.decode(Int.self, "id")
-    }
-
-    public func regionExists(id: Int) async throws -> Bool {
-        try await !database.query("SELECT 1 AS one FROM regions WHERE id = \(id)").isEmpty
     }
 
     public func accountRole(_ accountID: Int) async throws -> Role? {

@@ -8,3 +8,13 @@ static inline CURLcode wb_curl_setopt_pointer(CURL *h, CURLoption o, void *v) { 
 static inline CURLcode wb_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode wb_curl_setopt_write_callback(CURL *h, CURLoption o, wb_curl_write_cb cb) { return curl_easy_setopt(h, o, cb); }
 static inline CURLcode wb_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
+/* AWS Signature Version 4 (curl >= 7.75): CURLOPT_AWS_SIGV4 takes "aws:amz:REGION:SERVICE"; the key pair goes
+ * in as user name and password (CURLOPT_USERNAME/CURLOPT_PASSWORD: the same as CURLOPT_USERPWD "KEY:SECRET", but a
+ * colon in either half cannot split it wrongly). */
+static inline CURLcode wb_curl_setopt_aws_sigv4(CURL *h, const char *provider, const char *key, const char *secret) {
+    CURLcode code = curl_easy_setopt(h, CURLOPT_AWS_SIGV4, provider);
+    if (code != CURLE_OK) return code;
+    code = curl_easy_setopt(h, CURLOPT_USERNAME, key);
+    if (code != CURLE_OK) return code;
+    return curl_easy_setopt(h, CURLOPT_PASSWORD, secret);
+}

@@ -8,6 +8,8 @@ public struct CurlRequest: Sendable {
     public var connectTimeoutMilliseconds: Int
     /// Whole-transfer timeout in milliseconds.
     public var timeoutMilliseconds: Int
+    /// Sign with AWS Signature Version 4 (libcurl's `CURLOPT_AWS_SIGV4`); `nil`: unsigned.
+    public var awsSigV4: AWSSigV4?
 
     public init(
         method: String = "GET",
@@ -15,7 +17,8 @@ public struct CurlRequest: Sendable {
         headers: [(String, String)] = [],
         body: [UInt8]? = nil,
         connectTimeoutMilliseconds: Int = 2000,
-        timeoutMilliseconds: Int = 5000
+        timeoutMilliseconds: Int = 5000,
+        awsSigV4: AWSSigV4? = nil
     ) {
         self.method = method
         self.url = url
@@ -23,6 +26,7 @@ public struct CurlRequest: Sendable {
         self.body = body
         self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
         self.timeoutMilliseconds = timeoutMilliseconds
+        self.awsSigV4 = awsSigV4
     }
 }
 

@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 
 /// Fast conversion between `Date` and PostgreSQL's ISO text for `timestamptz`. Every connection runs with
@@ -12,9 +13,8 @@ enum PostgresTimestamp {
             micros += 1_000_000
             seconds -= 1
         }
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
-        let (y, m, d) = civil(fromDays: days)
+        let (days, secondOfDay) = CivilDate.split(seconds: seconds)
+        let (y, m, d) = CivilDate.date(days: days)
         func pad(_ v: Int64, _ width: Int) -> String {
             let s = String(v)
             return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
@@ -84,31 +84,8 @@ enum PostgresTimestamp {
             }
         }
         guard i == s.count else { return nil }
-        let days = daysFromCivil(y, mo, d)
+        let days = CivilDate.days(year: y, month: mo, day: d)
         let seconds = days * 86_400 + h * 3600 + mi * 60 + sec - offset
         return Date(timeIntervalSince1970: Double(seconds) + Double(micros) / 1_000_000)
-    }
-
-    // Howard Hinnant's civil calendar algorithms.
-    static func daysFromCivil(_ y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let y = yoe + era * 400
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (m <= 2 ? y + 1 : y, m, d)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Vocabulary
 
 /// The current weather of a region, as the domain sees it; `WeatherResponse` (WeatherboardAPI) is its wire form,
 /// the contract's weather object (CONTRACT §6): `{regionId, weatherType, description, temperature,

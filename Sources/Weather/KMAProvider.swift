@@ -1,4 +1,6 @@
+import CivilTime
 import Foundation
+import Vocabulary
 
 /// 기상청 단기예보 조회서비스 (VilageFcstInfoService_2.0), for Korean regions:
 /// `getUltraSrtNcst` (초단기실황: T1H, REH, WSD, RN1, PTY) and `getUltraSrtFcst` (초단기예보: SKY, LGT), at the
@@ -33,8 +35,7 @@ public struct KMAProvider: WeatherProvider {
         let bounded = raw.isFinite
             ? min(max(raw, Plausible.earliest.timeIntervalSince1970), Plausible.latest.timeIntervalSince1970 - 1) : Plausible.earliest.timeIntervalSince1970
         let kst = Int64(bounded.rounded(.down)) - (forecast ? 45 : 40) * 60
-        let days = kst >= 0 ? kst / 86_400 : (kst - 86_399) / 86_400
-        let secondOfDay = kst - days * 86_400
+        let (days, secondOfDay) = CivilDate.split(seconds: kst)
         let hour = secondOfDay / 3600
         let civil = CivilDate.date(days: days)
         let date = String(format: "%04d%02d%02d", Int(civil.year), Int(civil.month), Int(civil.day))

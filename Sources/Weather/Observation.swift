@@ -1,4 +1,5 @@
 import Foundation
+import Vocabulary
 
 /// What a provider reports for one place, always in metric units (°C, m/s, hPa, %). This is what the cache
 /// stores; `CurrentWeather` is what clients see.
@@ -48,7 +49,7 @@ public struct CachedObservation: Sendable, Equatable {
     }
 
     /// The contract's weather object in the requested units and language.
-    public func currentWeather(units: Units, language: DisplayLanguage = .ko) -> CurrentWeather {
+    public func currentWeather(units: Units, language: Language = .ko) -> CurrentWeather {
         let o = observation
         return CurrentWeather(
             regionId: String(regionID),

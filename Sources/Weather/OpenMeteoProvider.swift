@@ -1,4 +1,5 @@
 import Foundation
+import Vocabulary
 
 /// open-meteo.com (no key): `GET {base}/v1/forecast?latitude=&longitude=&current=…&wind_speed_unit=ms`.
 public struct OpenMeteoProvider: WeatherProvider {

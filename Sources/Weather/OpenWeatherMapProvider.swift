@@ -1,4 +1,5 @@
 import Foundation
+import Vocabulary
 
 /// OpenWeatherMap One Call 3.0: `GET {base}/data/3.0/onecall?lat=&lon=&exclude=…&units=metric&appid=KEY`, `current`.
 public struct OpenWeatherMapProvider: WeatherProvider {
@@ -78,18 +79,7 @@ public struct OpenWeatherMapProvider: WeatherProvider {
 
     /// The icon's first two characters decide (`01d` → clear sky …); the condition id ranges are the fallback.
     public static func weatherType(icon: String?, id: Int?) -> WeatherType {
-        switch icon.map({ String($0.prefix(2)) }) {
-        case "01": return .clearSky
-        case "02": return .fewClouds
-        case "03": return .scatteredClouds
-        case "04": return .brokenClouds
-        case "09": return .showerRain
-        case "10": return .rain
-        case "11": return .thunderStorm
-        case "13": return .snow
-        case "50": return .mist
-        default: break
-        }
+        if let icon, let type = WeatherType(openWeatherMapIcon: icon) { return type }
         guard let id else { return .unknown }
         switch id {
         case 200..<300: return .thunderStorm

@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 
 /// The one gate through which numbers from outside — a provider's answer, a row of `weather_cache` — become

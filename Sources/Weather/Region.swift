@@ -1,4 +1,5 @@
 import Database
+import Vocabulary
 
 /// A place of the catalog (a GeoNames place; `id` is its geonameid).
 public struct Region: Sendable, Equatable, Hashable {
@@ -23,8 +24,8 @@ public struct Region: Sendable, Equatable, Hashable {
     }
 
     /// The display name: Korean when asked and known, English otherwise.
-    public func name(in language: DisplayLanguage) -> String {
-        language == .ko ? (nameKo ?? nameEn) : nameEn
+    public func name(in language: Language) -> String {
+        language.placeName(korean: nameKo, english: nameEn)
     }
 
     /// The columns `init(row:)` reads.

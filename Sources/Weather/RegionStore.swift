@@ -1,5 +1,6 @@
 import Database
 import Foundation
+import Vocabulary
 
 /// Region lookups and search over the `regions` / `region_names` tables.
 ///
@@ -24,7 +25,7 @@ public struct RegionStore: RegionProviding {
 
     struct SearchPage: Sendable {
         var regions: [Region]
-        var next: Cursor?
+        var next: SearchPosition?
     }
 
     public func nearest(lat: Double, lon: Double) async throws -> Region? {
@@ -35,7 +36,7 @@ public struct RegionStore: RegionProviding {
     }
 
     /// Where a page of search results ends: the last region's rank, population and id.
-    public struct Cursor: Sendable, Equatable {
+    public struct SearchPosition: Sendable, Equatable {
         /// 0 when the region's own (English or Korean) name matched, 1 when only an alternate name did.
         public var rank: Int
         public var population: Int
@@ -47,31 +48,22 @@ public struct RegionStore: RegionProviding {
             self.id = id
         }
 
-        /// Opaque to clients: base64url of `rank:population:id`.
+        /// Opaque to clients: the `Cursor` of the keys `rank:population:id` (no tag, as since the first release).
         public var token: String {
-            Data("\(rank):\(population):\(id)".utf8).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
+            Cursor.encode(keys: [rank, population, id])
         }
 
-        /// Nil for anything `token` did not produce.
+        /// Nil for anything `token` did not write: only its exact text, with rank 0 or 1 and a positive id.
         public init?(token: String) {
-            guard !token.isEmpty, token.count <= 64, token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
-            var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-            while base64.count % 4 != 0 { base64 += "=" }
-            guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
-            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 3, let rank = Int(parts[0]), let population = Int(parts[1]), let id = Int(parts[2]),
-                (0...1).contains(rank), population >= 0, id > 0
-            else { return nil }
-            self.init(rank: rank, population: population, id: id)
+            guard let keys = Cursor.decode(token, count: 3), keys[0] <= 1, keys[2] > 0 else { return nil }
+            self.init(rank: keys[0], population: keys[1], id: keys[2])
         }
     }
 
     /// Regions with a name starting with `prefix` (after normalization): those whose own English or Korean
     /// name matches first, then those matching by an alternate name; within each, most populous first (ties
     /// by id). An empty prefix lists every region, most populous first. Returns the page and the next cursor.
-    public func search(prefix: String, after cursor: Cursor?, limit: Int) async throws -> (regions: [Region], next: Cursor?) {
+    public func search(prefix: String, after cursor: SearchPosition?, limit: Int) async throws -> (regions: [Region], next: SearchPosition?) {
         let normalized = RegionName.normalize(prefix)
         let limit = max(1, min(limit, 100))
         let key = "\(limit)\u{0}\(cursor?.token ?? "")\u{0}\(normalized)"
@@ -81,7 +73,7 @@ public struct RegionStore: RegionProviding {
         return page
     }
 
-    private func searchDatabase(normalized: String, after cursor: Cursor?, limit: Int) async throws -> (regions: [Region], next: Cursor?) {
+    private func searchDatabase(normalized: String, after cursor: SearchPosition?, limit: Int) async throws -> (regions: [Region], next: SearchPosition?) {
         let fetch = limit + 1
         let rank = cursor?.rank ?? -1
         let population = cursor?.population ?? Int.max
@@ -116,10 +108,10 @@ public struct RegionStore: RegionProviding {
             regions.append(try Region(row: row))
             ranks.append(try row.decode(Int.self, "rank"))
         }
-        var next: Cursor?
+        var next: SearchPosition?
         if regions.count > limit {
             regions.removeLast(regions.count - limit)
-            next = regions.last.map { Cursor(rank: ranks[limit - 1], population: $0.population, id: $0.id) }
+            next = regions.last.map { SearchPosition(rank: ranks[limit - 1], population: $0.population, id: $0.id) }
         }
         return (regions, next)
     }

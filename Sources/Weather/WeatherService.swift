@@ -1,6 +1,7 @@
 import Database
 import Foundation
 import Logging
+import Vocabulary
 
 /// Current weather per region, for every caller of the process:
 /// - an in-process cache in front of the `weather_cache` table, which every server instance shares and which
@@ -92,7 +93,7 @@ public actor WeatherService: WeatherProviding {
         self.breaker = CircuitBreaker(threshold: configuration.breakerThreshold, cooldown: configuration.breakerCooldown)
     }
 
-    public func currentWeather(regionID: Int, units: Units, language: DisplayLanguage, requester: WeatherRequester) async throws -> CurrentWeather {
+    public func currentWeather(regionID: Int, units: Units, language: Language, requester: WeatherRequester) async throws -> CurrentWeather {
         try await observation(regionID: regionID, requester: requester).currentWeather(units: units, language: language)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Vocabulary
 
 /// A minimal, allocation-light JSON writer for the hot response types (posts and pages of posts), where
 /// Foundation's `JSONEncoder` was the largest single cost of a request. Output is compact JSON with keys
@@ -88,63 +89,6 @@ public struct JSONWriter {
 /// A value that can write itself with `JSONWriter`.
 public protocol JSONWritable {
     func write(to writer: inout JSONWriter)
-}
-
-/// `2026-11-22T09:30:00Z`: RFC 3339 in UTC, to the second.
-public enum RFC3339 {
-    public static func format(_ date: Date) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(20)
-        write(date, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// Appends the 20 bytes of `format(date)` to `bytes`.
-    public static func write(_ date: Date, to bytes: inout [UInt8]) {
-        // Total for any date: clamped to 0000-01-01T00:00:00Z…9999-12-31T23:59:59Z (NaN → the epoch), so a
-        // four-digit year always fits and no conversion traps, whatever a caller passes.
-        let raw = date.timeIntervalSince1970
-        let bounded = raw.isNaN ? 0 : min(max(raw.rounded(.down), -62_167_219_200), 253_402_300_799)
-        var seconds = Int64(bounded)
-        var days = seconds / 86_400
-        seconds -= days * 86_400
-        if seconds < 0 {
-            seconds += 86_400
-            days -= 1
-        }
-        // Howard Hinnant's civil-from-days.
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        func put(_ value: Int64, _ width: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<width { divisor *= 10 }
-            var v = value
-            while divisor > 0 {
-                bytes.append(UInt8(48 + (v / divisor) % 10))
-                v %= divisor
-                divisor /= 10
-            }
-        }
-        put(year, 4)
-        bytes.append(UInt8(ascii: "-"))
-        put(month, 2)
-        bytes.append(UInt8(ascii: "-"))
-        put(day, 2)
-        bytes.append(UInt8(ascii: "T"))
-        put(seconds / 3600, 2)
-        bytes.append(UInt8(ascii: ":"))
-        put(seconds / 60 % 60, 2)
-        bytes.append(UInt8(ascii: ":"))
-        put(seconds % 60, 2)
-        bytes.append(UInt8(ascii: "Z"))
-    }
 }
 
 extension PostResponse: JSONWritable {

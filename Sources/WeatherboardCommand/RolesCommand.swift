@@ -4,6 +4,7 @@ import Database
 import Foundation
 import Logging
 import RateLimit
+import Weather
 import WeatherboardServer
 
 /// `weatherboard roles grant|revoke <username> moderator|admin`: bootstrap moderators from the server host.
@@ -104,7 +105,7 @@ extension OperatorContext {
         let pool = Self.pool(configuration, logger: logger)
         defer { pool.shutdown() }
         let rateLimiter = RateLimiter.unlimited
-        let posts = PostService(store: PostgresPostStore(database: pool), rateLimiter: rateLimiter)
+        let posts = PostService(store: PostgresPostStore(database: pool), regions: RegionStore(database: pool), rateLimiter: rateLimiter)
         let moderation = ModerationService(store: PostgresModerationStore(database: pool), posts: posts, rateLimiter: rateLimiter, policy: ReportPolicy())
         do {
             return try await body(moderation)

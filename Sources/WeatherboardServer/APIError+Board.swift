@@ -25,8 +25,6 @@ extension APIError {
             self.init(.conflict, "idempotency_conflict", "this Idempotency-Key was used with a different request")
         case .invalidField(let field, let message):
             self = .invalidField(field, message)
-        case .badRequest(let message):
-            self = .badRequest(message)
         case .preconditionFailed:
             self.init(.preconditionFailed, "precondition_failed", "the post has changed since that version (If-Match); fetch it again")
         case .rateLimited(let seconds):

@@ -1,5 +1,6 @@
 import Board
 import Hummingbird
+import Vocabulary
 import WeatherboardAPI
 
 /// CONTRACT §3: accounts, credentials, sessions and blocks.

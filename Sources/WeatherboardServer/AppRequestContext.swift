@@ -3,6 +3,7 @@ import WeatherboardAPI
 import Foundation
 import Hummingbird
 import NIOCore
+import Vocabulary
 
 /// Per-request state: the request id, the client's address, and (once authenticated) who is calling.
 public struct AppRequestContext: RequestContext {
@@ -36,7 +37,7 @@ public struct AppRequestContext: RequestContext {
     public var viewer: Viewer { Viewer(identity) }
 }
 
-/// The JSON settings of the contract: RFC 3339 UTC times with `Z`.
+/// The JSON settings of the contract: RFC 3339 UTC times with `Z` out; any RFC 3339 time in (`Vocabulary.RFC3339`).
 enum JSONCoding {
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -51,7 +52,13 @@ enum JSONCoding {
 
     static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            guard let date = RFC3339.parse(try container.decode(String.self)) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an RFC 3339 time")
+            }
+            return date
+        }
         return decoder
     }()
 }

@@ -34,11 +34,11 @@ public struct AppDependencies: Sendable {
         self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter)
         let moderationStore = PostgresModerationStore(database: database)
         let filter = TermFilter { try await moderationStore.terms() }
-        self.posts = PostService(store: PostgresPostStore(database: database), rateLimiter: rateLimiter, filter: filter)
-        self.moderation = ModerationService(store: moderationStore, posts: posts, rateLimiter: rateLimiter, policy: reportPolicy)
-        self.purger = Purger(database: database, policy: purgePolicy)
         let regions = regions ?? RegionStore(database: database)
         self.regions = regions
+        self.posts = PostService(store: PostgresPostStore(database: database), regions: regions, rateLimiter: rateLimiter, filter: filter)
+        self.moderation = ModerationService(store: moderationStore, posts: posts, rateLimiter: rateLimiter, policy: reportPolicy)
+        self.purger = Purger(database: database, policy: purgePolicy)
         self.weather = weather ?? WeatherService(provider: nil, regions: regions, database: database)
     }
 

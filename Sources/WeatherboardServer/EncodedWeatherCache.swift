@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import Synchronization
+import Vocabulary
 import Weather
 import WeatherboardAPI
 
@@ -10,7 +11,7 @@ final class EncodedWeatherCache: Sendable {
     private struct Key: Hashable {
         var regionID: String
         var units: Units
-        var language: DisplayLanguage
+        var language: Language
     }
 
     private struct Entry {
@@ -22,7 +23,7 @@ final class EncodedWeatherCache: Sendable {
     private let entries = Mutex<[Key: Entry]>([:])
 
     /// The encoded body of `weather`, from the cache when it holds this very observation.
-    func body(for weather: CurrentWeather, language: DisplayLanguage) throws -> ByteBuffer {
+    func body(for weather: CurrentWeather, language: Language) throws -> ByteBuffer {
         let key = Key(regionID: weather.regionId, units: weather.units, language: language)
         if let entry = entries.withLock({ $0[key] }), entry.fetchedAt == weather.fetchedAt, entry.stale == weather.stale {
             return entry.body

@@ -1,6 +1,7 @@
 import Board
 import Foundation
 import Hummingbird
+import Vocabulary
 import Weather
 import WeatherboardAPI
 
@@ -48,7 +49,7 @@ struct FeedController {
         }
         let limit = try request.pageLimit()
         let cursor = try request.cursor()
-        let language = DisplayLanguage(acceptLanguage: request.headers[.acceptLanguage])
+        let language = request.language
 
         let region: Region
         if let rawID = parameters.get("regionId") {
@@ -66,22 +67,16 @@ struct FeedController {
             throw APIError.badRequest("regionId, or lat and lon, is required")
         }
 
-        let current: CurrentWeather
-        do {
-            current = try await weather.currentWeather(regionID: region.id, units: units, language: language, requester: WeatherRequester(context))
-        } catch let error as WeatherError {
-            throw APIError(error)
-        }
+        let current = try await weather.currentWeather(regionID: region.id, units: units, language: language, requester: WeatherRequester(context))
         let viewer = context.viewer
-        let boardLanguage = Board.Language(acceptLanguage: request.headers[.acceptLanguage])
         var items: [PostResponse] = []
         var nextCursor: String?
         // `unknown` weather matches no post (posts never carry it).
-        if let weatherType = Board.WeatherType(rawValue: current.weatherType.rawValue), weatherType != .unknown {
+        if current.weatherType != .unknown {
             let page = try await posts.list(
-                PostQuery(weatherType: weatherType, regionID: regionOnly ? region.id : nil, before: cursor, limit: limit), viewer: viewer
+                PostQuery(weatherType: current.weatherType, regionID: regionOnly ? region.id : nil, before: cursor, limit: limit), viewer: viewer
             )
-            items = page.posts.map { PostResponse($0, viewer: viewer, language: boardLanguage) }
+            items = page.posts.map { PostResponse($0, viewer: viewer, language: language) }
             nextCursor = page.nextCursor
         }
         if includeWeather {

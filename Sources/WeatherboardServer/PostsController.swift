@@ -1,6 +1,7 @@
 import Board
 import Foundation
 import Hummingbird
+import Vocabulary
 import Weather
 import WeatherboardAPI
 
@@ -56,10 +57,7 @@ struct PostsController {
         let language = request.language
         var items = page.posts.map { PostResponse($0, viewer: viewer, language: language) }
         if includeWeather {
-            items = await WeatherAttacher(weather: weather).attach(
-                to: items, units: units, language: DisplayLanguage(acceptLanguage: request.headers[.acceptLanguage]),
-                requester: WeatherRequester(context)
-            )
+            items = await WeatherAttacher(weather: weather).attach(to: items, units: units, language: language, requester: WeatherRequester(context))
         }
         return try jsonResponse(Page(items: items, nextCursor: page.nextCursor))
     }

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Vocabulary
 import Weather
 import WeatherboardAPI
 
@@ -28,13 +29,13 @@ struct RegionsController {
         let query = request.uri.queryParameters
         let q = query.get("q").map { $0.replacingOccurrences(of: "+", with: " ") } ?? ""
         guard q.count <= 100 else { throw APIError.badRequest("q is longer than 100 characters") }
-        let limit = try Self.limit(query.get("limit"))
-        var cursor: RegionStore.Cursor?
+        let limit = try request.pageLimit()
+        var cursor: RegionStore.SearchPosition?
         if let token = query.get("cursor"), !token.isEmpty {
-            guard let parsed = RegionStore.Cursor(token: token) else { throw APIError.badRequest("cursor is not valid") }
+            guard let parsed = RegionStore.SearchPosition(token: token) else { throw APIError.badRequest("cursor is not valid") }
             cursor = parsed
         }
-        let language = Self.language(request)
+        let language = request.language
         let page = try await regions.search(prefix: q, after: cursor, limit: limit)
         return try Self.json(Page(items: page.regions.map { RegionResponse($0, language: language) }, nextCursor: page.next?.token))
     }
@@ -45,13 +46,13 @@ struct RegionsController {
         let lat = try Self.coordinate(query.get("lat"), name: "lat", range: -90...90)
         let lon = try Self.coordinate(query.get("lon"), name: "lon", range: -180...180)
         guard let region = try await regions.nearest(lat: lat, lon: lon) else { throw APIError.notFound("region") }
-        return try Self.json(RegionResponse(region, language: Self.language(request)))
+        return try Self.json(RegionResponse(region, language: request.language))
     }
 
     /// `GET /v1/regions/{id}`.
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         guard let id = Self.regionID(context), let region = try await regions.region(id: id) else { throw APIError.notFound("region") }
-        return try Self.json(RegionResponse(region, language: Self.language(request)))
+        return try Self.json(RegionResponse(region, language: request.language))
     }
 
     /// `GET /v1/regions/{id}/weather?units=metric|imperial`.
@@ -60,17 +61,13 @@ struct RegionsController {
         guard let units = Units(query: request.uri.queryParameters.get("units")) else {
             throw APIError.badRequest("units must be metric or imperial")
         }
-        let language = Self.language(request)
-        do {
-            let current = try await weather.currentWeather(regionID: id, units: units, language: language, requester: WeatherRequester(context))
-            return Response(
-                status: .ok,
-                headers: [.contentType: "application/json; charset=utf-8"],
-                body: .init(byteBuffer: try encodedWeather.body(for: current, language: language))
-            )
-        } catch let error as WeatherError {
-            throw APIError(error)
-        }
+        let language = request.language
+        let current = try await weather.currentWeather(regionID: id, units: units, language: language, requester: WeatherRequester(context))
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: try encodedWeather.body(for: current, language: language))
+        )
     }
 
     // MARK: Parameters
@@ -81,20 +78,12 @@ struct RegionsController {
         context.parameters.get("id").flatMap { CanonicalID.parse($0) }
     }
 
-    static func limit(_ raw: String?) throws -> Int {
-        try PageLimit.parse(raw)
-    }
-
     static func coordinate(_ raw: String?, name: String, range: ClosedRange<Double>) throws -> Double {
         guard let raw, !raw.isEmpty else { throw APIError.badRequest("\(name) is required") }
         guard let value = Double(raw), value.isFinite, range.contains(value) else {
             throw APIError.badRequest("\(name) must be a number in \(Int(range.lowerBound))...\(Int(range.upperBound))")
         }
         return value
-    }
-
-    static func language(_ request: Request) -> DisplayLanguage {
-        DisplayLanguage(acceptLanguage: request.headers[.acceptLanguage])
     }
 
     static func json(_ value: some Encodable) throws -> Response {

@@ -1,6 +1,6 @@
-import Board
 import Foundation
 import Hummingbird
+import Vocabulary
 
 extension Request {
     /// Decodes a JSON body. Bad JSON (or not UTF-8) is 400 `bad_request`; well-formed JSON with a missing or
@@ -51,13 +51,15 @@ extension Request {
     /// The page size: default 20, any all-digit value above 100 (however large) clamped to 100; 0, a sign or
     /// anything but digits is 400 (`PageLimit`).
     func pageLimit() throws -> Int {
-        try PageLimit.parse(uri.queryParameters.get("limit"))
+        guard let limit = PageLimit.parse(uri.queryParameters.get("limit")) else { throw APIError.badRequest("limit must be a positive integer") }
+        return limit
     }
 
     /// The decoded `cursor`, if any; garbage is 400.
     func cursor() throws -> Int? {
         guard let raw = uri.queryParameters.get("cursor"), !raw.isEmpty else { return nil }
-        return try Cursor.decode(String(raw))
+        guard let id = Cursor.decode(raw) else { throw APIError.badRequest("cursor is not valid; use nextCursor from a previous page") }
+        return id
     }
 
     /// An optional query value that must be one of a closed set.
@@ -87,6 +89,7 @@ extension Request {
         return values
     }
 
+    /// The display language, from `Accept-Language` (read once per handler and passed on).
     var language: Language { Language(acceptLanguage: headers[.acceptLanguage]) }
 
     var idempotencyKey: String? { headers[.idempotencyKey] }

@@ -6,6 +6,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import RateLimit
+import Weather
 import WeatherboardAPI
 
 /// The outermost middleware. For every request it
@@ -61,6 +62,8 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
         case let error as BoardError:
             apiError = APIError(error)
         case let error as RateLimitExceeded:
+            apiError = APIError(error)
+        case let error as WeatherError:
             apiError = APIError(error)
         case let error as HTTPError:
             apiError = Self.translate(error)

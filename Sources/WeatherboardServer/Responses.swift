@@ -2,6 +2,7 @@ import Board
 import Foundation
 import Hummingbird
 import NIOCore
+import Vocabulary
 import WeatherboardAPI
 
 extension AccountResponse {
@@ -23,7 +24,7 @@ extension PostResponse {
             category: post.category.rawValue,
             title: post.title,
             body: post.body,
-            region: .init(id: String(post.region.id), name: post.region.name(language), countryCode: post.region.countryCode),
+            region: .init(id: String(post.region.id), name: post.region.name(in: language), countryCode: post.region.countryCode),
             author: .init(id: String(post.authorID), displayName: post.authorDisplayName),
             createdAt: post.createdAt,
             updatedAt: post.updatedAt,

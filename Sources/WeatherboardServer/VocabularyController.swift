@@ -1,4 +1,4 @@
-import Board
+import Vocabulary
 import Hummingbird
 import WeatherboardAPI
 
@@ -9,13 +9,13 @@ struct VocabularyController {
         routes.get("weather-types") { request, _ in
             let language = request.language
             let items = WeatherType.postable.map {
-                VocabularyItem(id: $0.rawValue, name: $0.name(language), description: $0.description(language), icon: $0.icon)
+                VocabularyItem(id: $0.rawValue, name: $0.name(in: language), description: $0.description(in: language), icon: $0.icon)
             }
             return try jsonResponse(Page(items: items, nextCursor: nil))
         }
         routes.get("categories") { request, _ in
             let language = request.language
-            return try jsonResponse(Page(items: Category.allCases.map { VocabularyItem(id: $0.rawValue, name: $0.name(language)) }, nextCursor: nil))
+            return try jsonResponse(Page(items: Category.allCases.map { VocabularyItem(id: $0.rawValue, name: $0.name(in: language)) }, nextCursor: nil))
         }
         return routes
     }

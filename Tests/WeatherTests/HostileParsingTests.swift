@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Vocabulary
 @testable import Weather
 
 /// Issue #13 finding 4: provider answers are outside data. Every hostile or random number fed into the three parsers

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Vocabulary
 @testable import Weather
 
 /// Recorded bodies (shapes as the real APIs answer), parsed and mapped without the network.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Vocabulary
 @testable import Weather
 
 @Suite struct UnitsAndNamesTests {
@@ -47,12 +48,12 @@ import Testing
     }
 
     @Test func acceptLanguage() {
-        #expect(DisplayLanguage(acceptLanguage: nil) == .ko)
-        #expect(DisplayLanguage(acceptLanguage: "en") == .en)
-        #expect(DisplayLanguage(acceptLanguage: "en-US,en;q=0.9") == .en)
-        #expect(DisplayLanguage(acceptLanguage: "fr-FR, en;q=0.5, ko;q=0.8") == .ko)
-        #expect(DisplayLanguage(acceptLanguage: "de") == .ko)
-        #expect(DisplayLanguage(acceptLanguage: "ko-KR") == .ko)
+        #expect(Language(acceptLanguage: nil) == .ko)
+        #expect(Language(acceptLanguage: "en") == .en)
+        #expect(Language(acceptLanguage: "en-US,en;q=0.9") == .en)
+        #expect(Language(acceptLanguage: "fr-FR, en;q=0.5, ko;q=0.8") == .ko)
+        #expect(Language(acceptLanguage: "de") == .ko)
+        #expect(Language(acceptLanguage: "ko-KR") == .ko)
     }
 
     @Test func circuitBreaker() {
@@ -86,10 +87,10 @@ import Testing
     }
 
     @Test func cursorRoundTrip() {
-        let cursor = RegionStore.Cursor(rank: 1, population: 10_349_312, id: 1_835_848)
-        #expect(RegionStore.Cursor(token: cursor.token) == cursor)
-        #expect(RegionStore.Cursor(token: "garbage!") == nil)
-        #expect(RegionStore.Cursor(token: "Z2FyYmFnZQ") == nil)
-        #expect(RegionStore.Cursor(token: "") == nil)
+        let cursor = RegionStore.SearchPosition(rank: 1, population: 10_349_312, id: 1_835_848)
+        #expect(RegionStore.SearchPosition(token: cursor.token) == cursor)
+        #expect(RegionStore.SearchPosition(token: "garbage!") == nil)
+        #expect(RegionStore.SearchPosition(token: "Z2FyYmFnZQ") == nil)
+        #expect(RegionStore.SearchPosition(token: "") == nil)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Vocabulary
 import WeatherboardAPI
 
 @Suite("JSONWriter")

@@ -1,17 +1,6 @@
-/// `units=metric` (°C, m/s; the default) or `units=imperial` (°F, mph).
-public enum Units: String, Codable, Sendable, CaseIterable {
-    case metric, imperial
+import Vocabulary
 
-    /// Parses a query value; nil for anything else (the HTTP layer answers 400).
-    public init?(query: String?) {
-        guard let query else {
-            self = .metric
-            return
-        }
-        guard let units = Units(rawValue: query) else { return nil }
-        self = units
-    }
-
+extension Units {
     func temperature(fromCelsius celsius: Double) -> Double {
         switch self {
         case .metric: return Self.round(celsius)

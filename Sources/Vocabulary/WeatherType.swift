@@ -1,13 +1,13 @@
-import Foundation
-
-/// The weather types of the original app's `WeatherType`. `unknown` exists but is never accepted on a post.
-public enum WeatherType: String, Sendable, CaseIterable {
+/// The weather types of the original app's `WeatherType` (CONTRACT §2): what a post is tagged with and what a
+/// provider's report is mapped to. `unknown` is what a provider code we cannot map becomes; it is never accepted
+/// on a post.
+public enum WeatherType: String, Codable, Sendable, CaseIterable {
     case clearSky, fewClouds, scatteredClouds, brokenClouds, showerRain, rain, thunderStorm, snow, mist, unknown
 
     /// Every type a post may carry.
     public static let postable: [WeatherType] = allCases.filter { $0 != .unknown }
 
-    /// OpenWeatherMap icon number (`01`…`50`).
+    /// The OpenWeatherMap icon number (`01`…`50`); nil for `unknown`.
     public var icon: String? {
         switch self {
         case .clearSky: "01"
@@ -23,7 +23,16 @@ public enum WeatherType: String, Sendable, CaseIterable {
         }
     }
 
-    public func name(_ language: Language) -> String {
+    /// The type an OpenWeatherMap icon stands for: its first two characters decide (`01d` → `clearSky`); nil for
+    /// an icon that is none of `icon`'s.
+    public init?(openWeatherMapIcon code: some StringProtocol) {
+        let number = code.prefix(2)
+        guard let type = Self.postable.first(where: { $0.icon.map { $0 == number } ?? false }) else { return nil }
+        self = type
+    }
+
+    /// The localized name (CONTRACT §2 for Korean).
+    public func name(in language: Language) -> String {
         switch (self, language) {
         case (.clearSky, .ko): "맑음"
         case (.fewClouds, .ko): "약간 흐림"
@@ -48,7 +57,9 @@ public enum WeatherType: String, Sendable, CaseIterable {
         }
     }
 
-    public func description(_ language: Language) -> String {
+    /// The localized description (CONTRACT §2 for Korean): what `GET /v1/weather-types` lists and what a current
+    /// weather object carries. Empty for `unknown`.
+    public func description(in language: Language) -> String {
         switch (self, language) {
         case (.clearSky, .ko): "맑고 화창한 날씨!"
         case (.fewClouds, .ko): "약간의 구름이 있어요"
@@ -71,50 +82,5 @@ public enum WeatherType: String, Sendable, CaseIterable {
         case (.mist, .en): "Misty: take care out there"
         case (.unknown, .en): ""
         }
-    }
-}
-
-public enum Category: String, Sendable, CaseIterable {
-    case food, place, music, outfit, activity
-
-    public func name(_ language: Language) -> String {
-        switch (self, language) {
-        case (.food, .ko): "음식"
-        case (.place, .ko): "장소"
-        case (.music, .ko): "음악"
-        case (.outfit, .ko): "옷차림"
-        case (.activity, .ko): "활동"
-        case (.food, .en): "Food"
-        case (.place, .en): "Places"
-        case (.music, .en): "Music"
-        case (.outfit, .en): "Outfits"
-        case (.activity, .en): "Activities"
-        }
-    }
-}
-
-/// Display language, from `Accept-Language` (`ko` by default).
-public enum Language: String, Sendable {
-    case ko, en
-
-    /// Picks the first supported language of an `Accept-Language` header, honouring q-values.
-    public init(acceptLanguage header: String?) {
-        guard let header, !header.isEmpty else {
-            self = .ko
-            return
-        }
-        var best: (Language, Double)?
-        for part in header.split(separator: ",") {
-            let pieces = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            guard let tag = pieces.first else { continue }
-            var q = 1.0
-            for parameter in pieces.dropFirst() where parameter.hasPrefix("q=") {
-                q = Double(parameter.dropFirst(2)) ?? 0
-            }
-            let primary = tag.split(separator: "-").first.map(String.init) ?? tag
-            guard let language = Language(rawValue: primary), q > 0 else { continue }
-            if best == nil || q > best!.1 { best = (language, q) }
-        }
-        self = best?.0 ?? .ko
     }
 }
