@@ -181,4 +181,58 @@ public struct MediaRecords: Sendable {
             """
         ).map { try $0.decode(String.self, "storage_key") }
     }
+
+    /// The media ids a report keeps as evidence (in a statement over `posts`): the post's media in display order.
+    static let snapshot = "(SELECT coalesce(array_agg(m.id ORDER BY m.position), '{}') FROM media m WHERE m.post_id = posts.id)"
+
+    /// A post's media as one JSON value in the post's own row (so a page of posts with their media is still
+    /// one statement): `[[id, key, public, width, height, byte_size, blurhash, alt, created µs, owner, retired], …]`
+    /// in display order, or NULL for none.
+    static let perPost = """
+        (SELECT json_agg(json_build_array(m.id, m.storage_key, m.public, m.width, m.height, m.byte_size, m.blurhash, m.alt,
+                                          (extract(epoch FROM m.created_at) * 1000000)::int8, m.owner_id, m.retired) ORDER BY m.position)
+         FROM media m WHERE m.post_id = p.id)
+        """
+
+    /// Reads `perPost`. The JSON comes from our own query, but it is still checked value by value: a malformed
+    /// element is an error (a logged 500), never a trap and never a silent default.
+    static func decodePerPost(_ json: String?) throws -> [Media] {
+        guard let json else { return [] }
+        guard let items = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[Any]] else {
+            throw MediaDecodingError(json)
+        }
+        func int(_ value: Any) -> Int? {
+            switch value {
+            case let v as Int: return v
+            case let v as Int64: return Int(exactly: v)
+            case let v as Double: return Int(exactly: v)
+            case let v as NSNumber: return Int(exactly: v.int64Value)
+            default: return nil
+            }
+        }
+        func bool(_ value: Any) -> Bool? {
+            switch value {
+            case let v as Bool: return v
+            case let v as NSNumber: return v.boolValue
+            default: return nil
+            }
+        }
+        return try items.map { item in
+            guard item.count == 11, let id = int(item[0]), let key = item[1] as? String, let isPublic = bool(item[2]),
+                let width = int(item[3]), let height = int(item[4]), let byteSize = int(item[5]), let blurhash = item[6] as? String,
+                let micros = int(item[8]), let owner = int(item[9]), let retired = bool(item[10])
+            else { throw MediaDecodingError(json) }
+            return Media(
+                id: id, ownerID: owner, postID: nil, storageKey: key, isPublic: isPublic, width: width, height: height, byteSize: byteSize,
+                blurhash: blurhash, alt: item[7] as? String, createdAt: Date(timeIntervalSince1970: Double(micros) / 1_000_000), isRetired: retired
+            )
+        }
+    }
+}
+
+/// A post row's media column did not have the shape `MediaRecords.perPost` writes.
+struct MediaDecodingError: Error, CustomStringConvertible {
+    let json: String
+    init(_ json: String) { self.json = String(json.prefix(200)) }
+    var description: String { "unexpected media JSON in a post row: \(json)" }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MediaStorage
 import Logging
 
 /// Everything `weatherboard serve` reads from its environment (CONTRACT §7). Flags override these.
@@ -42,20 +43,11 @@ public struct AppConfiguration: Sendable {
     public var passwordHashThreads: Int = 2
 
     // MARK: Media (CONTRACT §7–§8)
-    /// `MEDIA_STORAGE`: `local` (a directory the server serves under `/media/`) or `s3`.
-    public var mediaStorage: String = "local"
-    /// `MEDIA_DIR`: where `local` keeps its files (`public/` is served, `private/` is not).
-    public var mediaDirectory: String = ".local/media"
-    /// `MEDIA_PUBLIC_BASE_URL`: absolute base of `url`/`previewUrl`; nil: this server's own `/media/`.
-    public var mediaPublicBaseURL: String?
+    /// `MEDIA_STORAGE` (`local`: MEDIA_DIR, default `.local/media`; `s3`: S3_*), `MEDIA_PUBLIC_BASE_URL`
+    /// (empty: this server's own `/media/`), read by the storage module's own parser.
+    public var mediaStorage = MediaStorageConfiguration.local(directory: ".local/media")
     /// `MEDIA_MAX_BYTES`: larger uploads answer 413.
     public var mediaMaxBytes: Int = 16 * 1024 * 1024
-    /// `S3_ENDPOINT`, `S3_BUCKET`, `S3_REGION`, `S3_ACCESS_KEY_ID`, `S3_SECRET_ACCESS_KEY` for `MEDIA_STORAGE=s3`.
-    public var s3Endpoint: String?
-    public var s3Bucket: String?
-    public var s3Region: String = "us-east-1"
-    public var s3AccessKeyID: String?
-    public var s3SecretAccessKey: String?
     /// Images decoded at once (each on its own thread, off the request threads), and how many may wait.
     public var imageThreads: Int = 2
     public var imageQueue: Int = 8
@@ -100,31 +92,13 @@ public struct AppConfiguration: Sendable {
         if let v = try int("REPORT_TRUST_AGE_SECONDS", 0...31_536_000) { reportTrustAgeSeconds = v }
         if let v = try int("REPORT_EVIDENCE_DAYS", 0...36_500) { reportEvidenceDays = v }
         if let v = try int("PURGE_INTERVAL_SECONDS", 1...86_400) { purgeIntervalSeconds = v }
-        if let v = string("MEDIA_STORAGE") {
-            guard ["local", "s3"].contains(v) else { throw ConfigurationError("MEDIA_STORAGE must be local or s3, got '\(v)'") }
-            mediaStorage = v
-        }
-        if let v = string("MEDIA_DIR") { mediaDirectory = v }
-        if let v = string("MEDIA_PUBLIC_BASE_URL") {
-            guard let url = URL(string: v), let scheme = url.scheme, ["http", "https"].contains(scheme.lowercased()), url.host != nil else {
-                throw ConfigurationError("MEDIA_PUBLIC_BASE_URL must be an absolute http(s) URL, got '\(v)'")
-            }
-            mediaPublicBaseURL = v
+        do {
+            mediaStorage = try MediaStorageConfiguration(environment: environment, defaultDirectory: ".local/media", defaultPublicBaseURL: "")
+        } catch let error as MediaStorageConfiguration.InvalidValue {
+            throw ConfigurationError(error.description)
         }
         if let v = try int("MEDIA_MAX_BYTES", 1024...(512 * 1024 * 1024)) { mediaMaxBytes = v }
         if let v = try int("MEDIA_SYNC_SECONDS", 1...60) { mediaSyncSeconds = v }
-        s3Endpoint = string("S3_ENDPOINT")
-        s3Bucket = string("S3_BUCKET")
-        if let v = string("S3_REGION") { s3Region = v }
-        s3AccessKeyID = string("S3_ACCESS_KEY_ID")
-        s3SecretAccessKey = string("S3_SECRET_ACCESS_KEY")
-        if mediaStorage == "s3" {
-            for (name, value) in [("S3_ENDPOINT", s3Endpoint), ("S3_BUCKET", s3Bucket), ("S3_ACCESS_KEY_ID", s3AccessKeyID), ("S3_SECRET_ACCESS_KEY", s3SecretAccessKey)]
-            where value == nil {
-                throw ConfigurationError("MEDIA_STORAGE=s3 needs \(name)")
-            }
-            guard mediaPublicBaseURL != nil else { throw ConfigurationError("MEDIA_STORAGE=s3 needs MEDIA_PUBLIC_BASE_URL (where the bucket's public/ objects are served)") }
-        }
         if let v = string("TRUSTED_PROXIES") {
             trustedProxies = v.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
         }

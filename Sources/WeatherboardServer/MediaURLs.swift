@@ -44,12 +44,24 @@ struct MediaURLs: Sendable {
         response(media, base: base(for: request))
     }
 
-    /// What moderators see in the queue: URLs that work whatever the post's state, for moderators only.
-    func moderatorResponse(_ media: Media, request: Request) -> MediaResponse {
-        let base = Self.origin(of: request) + "/v1/moderation/media/\(media.id)"
-        var response = response(media, base: "")
-        response.url = base
-        response.previewUrl = base + "/preview"
+
+    /// How the media of the posts in one response are linked.
+    func links(_ request: Request, moderator: Bool = false) -> MediaLinks {
+        moderator ? MediaLinks(urls: self, moderatorOrigin: Self.origin(of: request), base: "") : MediaLinks(urls: self, moderatorOrigin: nil, base: base(for: request))
+    }
+}
+
+/// One response's way of turning media into wire objects: public URLs, or the moderators' (queue, decisions).
+struct MediaLinks: Sendable {
+    let urls: MediaURLs
+    let moderatorOrigin: String?
+    let base: String
+
+    func response(_ media: Media) -> MediaResponse {
+        guard let origin = moderatorOrigin else { return urls.response(media, base: base) }
+        var response = urls.response(media, base: "")
+        response.url = origin + "/v1/moderation/media/\(media.id)"
+        response.previewUrl = response.url + "/preview"
         return response
     }
 }

@@ -18,6 +18,9 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let logger: Logger
     let metrics: AppMetrics
+    /// The largest upload body (`POST /v1/media`): `MEDIA_MAX_BYTES` plus room for the form around the file.
+    /// Every other body is limited by the context's `maxUploadSize`.
+    var maxUploadBodyBytes: Int = 16 * 1024 * 1024 + 64 * 1024
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -27,8 +30,10 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
         var response: Response
         do {
             // Refuse an announced oversized body before reading it; chunked bodies hit `maxUploadSize`.
-            if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > context.maxUploadSize {
-                throw APIError(.contentTooLarge, "payload_too_large", "the request body is larger than 64 KiB")
+            let isUpload = request.method == .post && request.uri.path == "/v1/media"
+            let limit = isUpload ? maxUploadBodyBytes : context.maxUploadSize
+            if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+                throw APIError(.contentTooLarge, "payload_too_large", "the request body is larger than \(isUpload ? "the upload limit" : "64 KiB")")
             }
             response = try await next(request, context)
         } catch {
