@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
+        // multipart/form-data uploads, parsed as they stream in.
+        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.0"),
         // Property-based tests (test target only).
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
@@ -36,6 +38,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
 
         // Proleptic Gregorian arithmetic, the one copy below both Database and Vocabulary (imports nothing).
         .target(name: "CivilTime", exclude: ["README.md"], swiftSettings: swiftSettings),
@@ -52,6 +55,7 @@ let package = Package(
         ),
         .target(name: "CurlClient", dependencies: ["CCurl", .product(name: "NIOPosix", package: "swift-nio")], swiftSettings: swiftSettings),
         .target(name: "Hashing", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+        .target(name: "Imaging", dependencies: ["CVips", .product(name: "NIOPosix", package: "swift-nio")], swiftSettings: swiftSettings),
         .target(
             name: "MediaStorage",
             dependencies: ["CurlClient", "Hashing", .product(name: "NIOPosix", package: "swift-nio")],
@@ -65,7 +69,10 @@ let package = Package(
         // MARK: Domain
         .target(
             name: "Board",
-            dependencies: ["Database", "Hashing", "RateLimit", "Vocabulary", .product(name: "NIOPosix", package: "swift-nio")],
+            dependencies: [
+                "Database", "Hashing", "Imaging", "MediaStorage", "RateLimit", "Vocabulary",
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
@@ -83,8 +90,10 @@ let package = Package(
         .target(
             name: "WeatherboardServer",
             dependencies: [
-                "Board", "Database", "RateLimit", "Vocabulary", "Weather", "WeatherboardAPI",
+                "Board", "CurlClient", "Database", "Imaging", "MediaStorage", "RateLimit", "Vocabulary", "Weather", "WeatherboardAPI",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

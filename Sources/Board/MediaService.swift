@@ -1,6 +1,7 @@
 import Foundation
 import Imaging
 import Logging
+import MediaStorage
 import RateLimit
 
 /// CONTRACT §8: uploads (decoded and re-encoded off the request threads), their alt text, deletion, the

@@ -1,4 +1,5 @@
 import Board
+import HTTPTypes
 import Hummingbird
 import WeatherboardAPI
 
@@ -15,15 +16,17 @@ struct MediaURLs: Sendable {
     /// `scheme://host[:port]` as the client reached this server: the `Host` header (checked to be a plain host
     /// and port), `https` when a proxy says so in `X-Forwarded-Proto`.
     static func origin(of request: Request) -> String {
-        let host = request.headers[.host].flatMap { value in
+        let host = request.head.authority.flatMap { value in
             value.utf8.allSatisfy({ byte in
                 (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || byte == 0x2e || byte == 0x2d || byte == 0x3a
                     || byte == 0x5b || byte == 0x5d
             }) && !value.isEmpty && value.utf8.count <= 255 ? value : nil
         } ?? "localhost"
-        let scheme = request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https" ? "https" : "http"
+        let scheme = Self.forwardedProto.flatMap { request.headers[$0] }?.lowercased() == "https" ? "https" : "http"
         return "\(scheme)://\(host)"
     }
+
+    static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")
 
     func base(for request: Request) -> String {
         publicBase ?? Self.origin(of: request) + "/media/"

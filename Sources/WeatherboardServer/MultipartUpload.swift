@@ -16,7 +16,7 @@ struct MultipartUpload {
     /// Removes the temporary file, in the background (the request is answered meanwhile).
     func removeFile() {
         guard let filePath else { return }
-        Task { try? await FileSystem.shared.removeItem(at: FilePath(filePath)) }
+        Task { _ = try? await FileSystem.shared.removeItem(at: FilePath(filePath)) }
     }
 
     /// The boundary of a `multipart/form-data` content type, or nil (415 for anything else).
@@ -71,9 +71,9 @@ struct MultipartUpload {
         var fieldBuffers: [String: [UInt8]] = [:]
         var fileDone = false
         func fail(_ error: APIError) async -> APIError {
-            try? await handle?.close()
+            _ = try? await handle?.close()
             handle = nil
-            if let path = upload.filePath { try? await FileSystem.shared.removeItem(at: FilePath(path)) }
+            if let path = upload.filePath { _ = try? await FileSystem.shared.removeItem(at: FilePath(path)) }
             return error
         }
         do {
@@ -94,7 +94,7 @@ struct MultipartUpload {
                         guard !fileDone else { throw await fail(.invalidField("file", "must be sent once")) }
                         upload.fileBytes += piece.readableBytes
                         if upload.fileBytes > maxFileBytes {
-                            throw await fail(.payloadTooLarge("the file is larger than \(maxFileBytes) bytes"))
+                            throw await fail(APIError(.contentTooLarge, "payload_too_large", "the file is larger than \(maxFileBytes) bytes"))
                         }
                         if handle == nil {
                             let path = temporaryDirectory + "/upload-" + UUID().uuidString
@@ -123,7 +123,7 @@ struct MultipartUpload {
         }
         for (name, bytes) in fieldBuffers {
             guard let text = String(validating: bytes, as: UTF8.self) else {
-                if let path = upload.filePath { try? await FileSystem.shared.removeItem(at: FilePath(path)) }
+                if let path = upload.filePath { _ = try? await FileSystem.shared.removeItem(at: FilePath(path)) }
                 throw APIError.invalidField(name, "is not valid UTF-8")
             }
             upload.fields[name] = text
