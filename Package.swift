@@ -141,7 +141,7 @@ let package = Package(
         .testTarget(
             name: "WeatherboardServerTests",
             dependencies: [
-                "WeatherboardServer", "WeatherboardAPI", "Database", "CurlClient", "Board", "Vocabulary", "Weather", "RateLimit",
+                "WeatherboardServer", "WeatherboardAPI", "Database", "CurlClient", "Board", "Vocabulary", "Weather", "RateLimit", "MediaStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -3,6 +3,8 @@ import Database
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Imaging
+import MediaStorage
 import Logging
 import NIOCore
 import RateLimit
@@ -67,6 +69,11 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
         case let error as BoardError:
             apiError = APIError(error)
         case let error as RateLimitExceeded:
+            apiError = APIError(error)
+        case let error as ImageError:
+            apiError = APIError(error)
+        case let error as MediaStoreError:
+            logger.warning("media store failed", metadata: ["request_id": "\(requestID)", "error": "\(error)"])
             apiError = APIError(error)
         case let error as WeatherError:
             apiError = APIError(error)
