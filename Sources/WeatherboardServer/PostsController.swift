@@ -27,6 +27,8 @@ struct PostsController {
         try identity.requireNotBanned()
         let body = try await request.decodeJSON(as: CreatePostRequest.self, context: context)
         let location: PostLocation?
+        // `location` is instead of `regionId` (CONTRACT §4); both at once would leave one unchecked.
+        guard body.regionId == nil || body.location == nil else { throw APIError.invalidField("location", "give regionId or location, not both") }
         if let regionId = body.regionId {
             guard let id = CanonicalID.parse(regionId) else { throw APIError.invalidField("regionId", "no such region") }
             location = .region(id)
@@ -116,10 +118,13 @@ enum PostETag {
     /// `If-Match` as the edit's precondition: nil when absent, `.any` for `*`, else the versions of this
     /// post the listed tags name. Weak tags (`W/"…"`) never match (RFC 9110 compares strongly), and a tag
     /// that is not one of ours names no version, so such a header fails the precondition (412).
+    /// A percent-encoded field (`%2242-3%22`) is read decoded: OpenAPI 3.0 clients such as Apple's
+    /// swift-openapi-generator percent-encode header parameters (style `simple`), quotes included.
     static func precondition(ifMatch fields: [String], postID: Int) -> VersionPrecondition? {
         guard !fields.isEmpty else { return nil }
         var versions: [Int] = []
         for field in fields {
+            let field = field.contains("%") ? (field.removingPercentEncoding ?? field) : field
             for member in field.split(separator: ",") {
                 let tag = member.trimmingCharacters(in: .whitespaces)
                 if tag == "*" { return .any }

@@ -28,7 +28,7 @@ struct RegionsController {
     @Sendable func search(_ request: Request, context: AppRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
         let q = query.get("q").map { $0.replacingOccurrences(of: "+", with: " ") } ?? ""
-        guard q.count <= 100 else { throw APIError.badRequest("q is longer than 100 characters") }
+        guard q.unicodeScalars.count <= 100 else { throw APIError.badRequest("q is longer than 100 characters") }
         let limit = try request.pageLimit()
         var cursor: RegionStore.SearchPosition?
         if let token = query.get("cursor"), !token.isEmpty {

@@ -8,7 +8,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BIN="$1"
 PORT="${CONFORMANCE_PORT:-18383}"
-DB=weatherboard_conformance
+DB="${CONFORMANCE_DB:-weatherboard_conformance}"
 VENV="$ROOT/.local/venv"
 SCHEMATHESIS_VERSION=4.32.5
 

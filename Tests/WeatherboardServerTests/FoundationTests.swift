@@ -64,7 +64,7 @@ struct FoundationTests {
         try await withTestServer { server in
             let response = try await server.request("GET", "/openapi.yaml")
             #expect(response.status == 200)
-            #expect(response.text.contains("openapi: 3.1.0"))
+            #expect(response.text.contains("openapi: 3.0.3"))
             #expect(response.text.contains("/v1/"))
         }
     }

@@ -105,6 +105,16 @@ struct PostsTests {
                 ["weatherType": "mist", "category": "activity", "body": "x", "location": ["lat": 95, "lon": 0]]
             )
             #expect(bad.status == 422)
+            // `location` is instead of `regionId`: both at once is 422 naming location (an invalid one was ignored before).
+            for point in [["lat": 0, "lon": 181], ["lat": 35.1028, "lon": 129.0403]] {
+                let both = try await server.json(
+                    "POST", "/v1/posts", token: account.token,
+                    ["weatherType": "mist", "category": "activity", "body": "x", "regionId": "1835848", "location": point]
+                )
+                #expect(both.status == 422)
+                #expect(both.errorCode == "invalid_field")
+                #expect(both.errorMessage?.hasPrefix("location") == true)
+            }
         }
     }
 

@@ -76,6 +76,18 @@ import Testing
         }
     }
 
+    @Test("q's 100 are code points, as the spec's maxLength counts them: 51 × a + U+0301 (51 characters, 102 code points) is 400")
+    func queryLengthCountsCodePoints() async throws {
+        try await RegionTestCatalog.loaded.value
+        try await withTestServer { server in
+            let over = try await server.json("GET", "/v1/regions?q=" + String(repeating: "a%CC%81", count: 51))
+            #expect(over.status == 400)
+            #expect(over.errorCode == "bad_request")
+            let atLimit = try await server.json("GET", "/v1/regions?q=" + String(repeating: "a%CC%81", count: 50))
+            #expect(atLimit.status == 200)
+        }
+    }
+
     @Test func nearest() async throws {
         try await RegionTestCatalog.loaded.value
         try await withTestServer { server in

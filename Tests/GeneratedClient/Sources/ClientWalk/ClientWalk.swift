@@ -1,0 +1,209 @@
+import Foundation
+import OpenAPIRuntime
+import OpenAPIURLSession
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What an iOS developer does with weatherboard: the main flows through the client that swift-openapi-generator
+/// made from the served `openapi.yaml`, over `URLSessionTransport`, against a live server.
+///
+///     ClientWalk BASE_URL        e.g. http://127.0.0.1:18385
+///
+/// Every step must get a documented answer that the generated types decode; an undocumented status (the
+/// generated `.undocumented` case), an unexpected one or an undecodable body fails the walk (exit 1).
+@main
+struct ClientWalk {
+    static func main() async {
+        let arguments = CommandLine.arguments
+        guard arguments.count == 2, let serverURL = URL(string: arguments[1]) else {
+            FileHandle.standardError.write(Data("usage: ClientWalk BASE_URL\n".utf8))
+            exit(2)
+        }
+        do {
+            let steps = try await ClientWalk(serverURL: serverURL).walk()
+            print("generated client walk: \(steps) steps passed against \(serverURL)")
+        } catch {
+            FileHandle.standardError.write(Data("generated client walk FAILED: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    let serverURL: URL
+    let transport = URLSessionTransport()
+
+    /// A client without a token, or signed in with `token`.
+    func client(token: String? = nil) -> Client {
+        Client(serverURL: serverURL, transport: transport, middlewares: token.map { [BearerMiddleware(token: $0)] } ?? [])
+    }
+
+    /// Walks the flows; returns the number of steps taken.
+    func walk() async throws -> Int {
+        typealias W = WalkFailure
+        var steps = 0
+        func done(_ name: String) {
+            steps += 1
+            print("ok  \(name)")
+        }
+        let anonymous = client()
+
+        let health = try await W.step("healthz", { try await anonymous.healthz() }, expect: { try $0.ok.body.json })
+        try W.check(health.status == .ok, "healthz", "status \(health.status)")
+        done("healthz")
+
+        // Pickers: the vocabularies, localized.
+        let types = try await W.step("listWeatherTypes", { try await anonymous.listWeatherTypes(headers: .init(acceptLanguage: "en")) }, expect: { try $0.ok.body.json })
+        try W.check(types.items.contains { $0.id == "rain" } && types.nextCursor == nil, "listWeatherTypes", "\(types)")
+        let categories = try await W.step("listCategories", { try await anonymous.listCategories() }, expect: { try $0.ok.body.json })
+        try W.check(categories.items.map(\.id).contains("food"), "listCategories", "\(categories)")
+        done("vocabularies")
+
+        // 1. An anonymous account, created with an Idempotency-Key (a UUID) so a retry cannot make a second one.
+        let key = UUID().uuidString
+        let created = try await W.step(
+            "createAccount", { try await anonymous.createAccount(headers: .init(idempotencyKey: key)) }, expect: { try $0.created.body.json }
+        )
+        try W.check(created.account.kind == .anonymous && created.account.username == nil, "createAccount", "\(created.account)")
+        let replay = try await W.step(
+            "createAccount (replay)", { try await anonymous.createAccount(headers: .init(idempotencyKey: key)) }, expect: { try $0.ok.body.json }
+        )
+        try W.check(replay.account.id == created.account.id && replay.token != created.token, "createAccount (replay)", "\(replay.account)")
+        let author = client(token: created.token)
+        let me = try await W.step("getMe", { try await author.getMe() }, expect: { try $0.ok.body.json })
+        try W.check(me.id == created.account.id && me.role == .member && !me.banned, "getMe", "\(me)")
+        done("anonymous account with Idempotency-Key (201, replay 200)")
+
+        // 2. A region, by name and by position.
+        let found = try await W.step(
+            "searchRegions", { try await anonymous.searchRegions(query: .init(q: "seoul", limit: 5)) }, expect: { try $0.ok.body.json }
+        )
+        guard let seoul = found.items.first else { throw W(step: "searchRegions", detail: "no region for 'seoul'") }
+        let nearest = try await W.step(
+            "nearestRegion", { try await anonymous.nearestRegion(query: .init(lat: 37.5663, lon: 126.9779)) }, expect: { try $0.ok.body.json }
+        )
+        try W.check(nearest.id == seoul.id && seoul.names.en == "Seoul", "nearestRegion", "\(nearest) vs \(seoul)")
+        done("region search and nearest (\(seoul.name), \(seoul.id))")
+
+        // 3. A post (the fake provider reports rain, so the feed below shows it).
+        let draft = Components.Schemas.CreatePostRequest(
+            weatherType: .rain, category: .food, title: "비 오는 날엔", body: "파전에 막걸리 🌧️", regionId: seoul.id
+        )
+        let post = try await W.step(
+            "createPost",
+            { try await author.createPost(headers: .init(idempotencyKey: UUID().uuidString), body: .json(draft)) },
+            expect: { try $0.created.body.json }
+        )
+        try W.check(post.isMine && !post.edited && post.title == "비 오는 날엔" && post.region.id == seoul.id, "createPost", "\(post)")
+        done("createPost (201)")
+
+        // 4. The list with include=weather: region.currentWeather is a typed Weather.
+        let page = try await W.step(
+            "listPosts include=weather",
+            { try await anonymous.listPosts(query: .init(regionId: seoul.id, include: .weather, units: .metric, limit: 10)) },
+            expect: { try $0.ok.body.json }
+        )
+        guard let listed = page.items.first(where: { $0.id == post.id }) else {
+            throw W(step: "listPosts include=weather", detail: "post \(post.id) is not listed")
+        }
+        guard let weather = listed.region.currentWeather?.value1 else {
+            throw W(step: "listPosts include=weather", detail: "region.currentWeather did not reach the generated type: \(listed.region)")
+        }
+        try W.check(
+            weather.regionId == seoul.id && weather.units == .metric && weather.provider == .openMeteo && weather.weatherType == .rain
+                && weather.temperature.isFinite && (0...100).contains(weather.humidity),
+            "listPosts include=weather", "\(weather)"
+        )
+        done("listPosts include=weather: \(weather.weatherType.rawValue), \(weather.temperature) °C, humidity \(weather.humidity) %")
+
+        // 5. An edit, guarded by the ETag.
+        let fetched = try await W.step("getPost", { try await author.getPost(path: .init(id: post.id)) }, expect: { try $0.ok })
+        guard let etag = fetched.headers.eTag else { throw W(step: "getPost", detail: "no ETag") }
+        let edited = try await W.step(
+            "updatePost If-Match",
+            {
+                try await author.updatePost(
+                    path: .init(id: post.id), headers: .init(ifMatch: etag), body: .json(.init(body: "파전에 막걸리, 그리고 우산 ☔️"))
+                )
+            },
+            expect: { try $0.ok }
+        )
+        let editedPost = try edited.body.json
+        try W.check(editedPost.edited && editedPost.body == "파전에 막걸리, 그리고 우산 ☔️" && edited.headers.eTag != etag, "updatePost If-Match", "\(editedPost)")
+        let stale = try await W.step(
+            "updatePost stale If-Match",
+            { try await author.updatePost(path: .init(id: post.id), headers: .init(ifMatch: etag), body: .json(.init(category: .place))) },
+            expect: { try $0.preconditionFailed.body.json }
+        )
+        try W.check(stale.error.code == "precondition_failed", "updatePost stale If-Match", "\(stale)")
+        done("updatePost with If-Match (200), stale If-Match (412 precondition_failed)")
+
+        // 6. Another account reports the post; a repeat answers 200 with the same report.
+        let reporterToken = try await W.step("createAccount (reporter)", { try await anonymous.createAccount() }, expect: { try $0.created.body.json }).token
+        let reporter = client(token: reporterToken)
+        let report = try await W.step(
+            "reportPost", { try await reporter.reportPost(path: .init(id: post.id), body: .json(.init(reason: .spam, note: "광고 같아요"))) },
+            expect: { try $0.created.body.json }
+        )
+        let again = try await W.step(
+            "reportPost (repeat)", { try await reporter.reportPost(path: .init(id: post.id), body: .json(.init(reason: .spam))) },
+            expect: { try $0.ok.body.json }
+        )
+        try W.check(again.id == report.id && report.outcome == .open && report.postId == post.id, "reportPost (repeat)", "\(again)")
+        let reports = try await W.step("listMyReports", { try await reporter.listMyReports() }, expect: { try $0.ok.body.json })
+        try W.check(reports.items.map(\.id) == [report.id], "listMyReports", "\(reports)")
+        done("reportPost (201, repeat 200), listMyReports")
+
+        // 7. Register the anonymous account (same id), then log in on a second device.
+        let username = "walk_\(UUID().uuidString.prefix(8).lowercased())"
+        let password = "an umbrella for rainy days"
+        let registered = try await W.step(
+            "register", { try await author.register(body: .json(.init(username: username, password: password))) }, expect: { try $0.ok.body.json }
+        )
+        try W.check(
+            registered.account.id == created.account.id && registered.account.kind == .registered && registered.account.username == username,
+            "register", "\(registered.account)"
+        )
+        let oldToken = try await W.step("getMe (old token)", { try await author.getMe() }, expect: { try $0.unauthorized.body.json })
+        try W.check(oldToken.error.code == "unauthenticated", "getMe (old token)", "\(oldToken)")
+        let wrong = try await W.step(
+            "login (wrong password)", { try await anonymous.login(body: .json(.init(username: username, password: "not the password at all"))) },
+            expect: { try $0.unauthorized.body.json }
+        )
+        try W.check(wrong.error.code == "invalid_credentials", "login (wrong password)", "\(wrong)")
+        let session = try await W.step(
+            "login", { try await anonymous.login(body: .json(.init(username: username, password: password))) }, expect: { try $0.created.body.json }
+        )
+        let device = client(token: session.token)
+        let mine = try await W.step("listMyPosts", { try await device.listMyPosts() }, expect: { try $0.ok.body.json })
+        try W.check(mine.items.map(\.id) == [post.id] && mine.items.first?.status == .visible, "listMyPosts", "\(mine)")
+        done("register (200, old token 401), login (wrong password 401, 201), listMyPosts")
+
+        // 8. The feed: the region, its weather and the posts tagged with it.
+        let feed = try await W.step(
+            "getFeed",
+            { try await device.getFeed(query: .init(regionId: seoul.id, regionOnly: true, units: .metric, include: .weather, limit: 20)) },
+            expect: { try $0.ok.body.json }
+        )
+        try W.check(
+            feed.region.id == seoul.id && feed.currentWeather.weatherType == .rain && feed.items.map(\.id) == [post.id]
+                && feed.items.first?.region.currentWeather?.value1.regionId == seoul.id,
+            "getFeed", "\(feed)"
+        )
+        let imperial = try await W.step(
+            "getRegionWeather", { try await anonymous.getRegionWeather(path: .init(id: seoul.id), query: .init(units: .imperial)) },
+            expect: { try $0.ok.body.json }
+        )
+        try W.check(imperial.units == .imperial && imperial.temperature > feed.currentWeather.temperature, "getRegionWeather", "\(imperial)")
+        done("getFeed regionOnly=true include=weather, getRegionWeather imperial")
+
+        // 9. Delete the post; it is gone for everyone. Log out.
+        _ = try await W.step("deletePost", { try await device.deletePost(path: .init(id: post.id)) }, expect: { try $0.noContent })
+        let gone = try await W.step("getPost (deleted)", { try await anonymous.getPost(path: .init(id: post.id)) }, expect: { try $0.notFound.body.json })
+        try W.check(gone.error.code == "not_found", "getPost (deleted)", "\(gone)")
+        _ = try await W.step("logout", { try await device.logout() }, expect: { try $0.noContent })
+        _ = try await W.step("getMe (logged out)", { try await device.getMe() }, expect: { try $0.unauthorized })
+        done("deletePost (204, then 404), logout (204, then 401)")
+        return steps
+    }
+}
