@@ -328,3 +328,60 @@ struct MediaTests {
         }
     }
 }
+
+/// The same upload and visibility rules with `MEDIA_STORAGE=s3`, against the S3 stand-in `deploy/dev test` starts
+/// (moto, signature checks on): the files are objects in the bucket, moved between `public/` and `private/`.
+@Suite("Media on S3")
+struct MediaOnS3Tests {
+    static func environment() -> [String: String]? {
+        let env = ProcessInfo.processInfo.environment
+        var mapped: [String: String] = ["MEDIA_STORAGE": "s3"]
+        for name in ["ENDPOINT", "BUCKET", "REGION", "ACCESS_KEY_ID", "SECRET_ACCESS_KEY"] {
+            guard let value = env["WEATHERBOARD_TEST_S3_\(name)"], !value.isEmpty else {
+                if name == "REGION" { continue }
+                return nil
+            }
+            mapped["S3_\(name)"] = value
+        }
+        mapped["MEDIA_PUBLIC_BASE_URL"] = (mapped["S3_ENDPOINT"] ?? "") + "/" + (mapped["S3_BUCKET"] ?? "") + "/public/"
+        return mapped
+    }
+
+    @Test("an upload lands in the bucket as two JPEG objects; a removal moves them to private/, a restore back")
+    func uploadAndHide() async throws {
+        guard let environment = Self.environment() else {
+            Issue.record("WEATHERBOARD_TEST_S3_* are not set: run the tests with `deploy/dev test`")
+            return
+        }
+        let storage = try MediaStorageConfiguration(environment: environment, defaultDirectory: "unused", defaultPublicBaseURL: "")
+        let store = storage.makeStore(httpClient: sharedClient)
+        try await withTestServer(configure: { $0.mediaStorage = storage }) { server in
+            let author = try await server.anonymousAccount()
+            let uploaded = try await server.upload(try MediaFixtures.jpeg, token: author.token)
+            #expect(uploaded.status == 201, "\(uploaded.text)")
+            let url = try #require(uploaded.object["url"] as? String)
+            #expect(url.hasPrefix(environment["MEDIA_PUBLIC_BASE_URL"] ?? "?"))
+            let name = try #require(url.split(separator: "/").last.map(String.init))
+            let object = try #require(try await store.get("public/" + name))
+            #expect(Array(object.prefix(3)) == [0xFF, 0xD8, 0xFF])
+            #expect(object.count == uploaded.object["byteSize"] as? Int)
+
+            let mediaID = try #require(uploaded.object["id"] as? String)
+            let post = try await server.json(
+                "POST", "/v1/posts", token: author.token, ["weatherType": "mist", "category": "music", "body": "안개 낀 날의 노래", "regionId": "1835848", "mediaIds": [mediaID]]
+            )
+            let postID = try #require(post.object["id"] as? String)
+            let (moderator, _, _) = try await server.registeredAccount(prefix: "mod")
+            try await server.grantRole("moderator", to: moderator)
+            let reporter = try await server.anonymousAccount()
+            #expect(try await server.json("POST", "/v1/posts/\(postID)/reports", token: reporter.token, ["reason": "spam"]).status == 201)
+            #expect(try await server.json("POST", "/v1/moderation/posts/\(postID)/decision", token: moderator.token, ["action": "remove"]).status == 200)
+            #expect(try await store.get("public/" + name) == nil)
+            #expect(try await store.get("private/" + name) != nil)
+            #expect(try await server.fetch(server.baseURL + "/v1/moderation/media/\(mediaID)", token: moderator.token).status == 200)
+            #expect(try await server.json("POST", "/v1/moderation/posts/\(postID)/decision", token: moderator.token, ["action": "restore"]).status == 200)
+            #expect(try await store.get("public/" + name) != nil)
+            #expect(try await store.get("private/" + name) == nil)
+        }
+    }
+}
