@@ -38,7 +38,6 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
 
         // Proleptic Gregorian arithmetic, the one copy below both Database and Vocabulary (imports nothing).
         .target(name: "CivilTime", exclude: ["README.md"], swiftSettings: swiftSettings),
@@ -55,7 +54,6 @@ let package = Package(
         ),
         .target(name: "CurlClient", dependencies: ["CCurl", .product(name: "NIOPosix", package: "swift-nio")], swiftSettings: swiftSettings),
         .target(name: "Hashing", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
-        .target(name: "Imaging", dependencies: ["CVips", .product(name: "NIOPosix", package: "swift-nio")], swiftSettings: swiftSettings),
         .target(
             name: "MediaStorage",
             dependencies: ["CurlClient", "Hashing", .product(name: "NIOPosix", package: "swift-nio")],
