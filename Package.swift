@@ -38,6 +38,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
 
         // Proleptic Gregorian arithmetic, the one copy below both Database and Vocabulary (imports nothing).
         .target(name: "CivilTime", exclude: ["README.md"], swiftSettings: swiftSettings),
@@ -59,6 +60,7 @@ let package = Package(
             dependencies: ["CurlClient", "Hashing", .product(name: "NIOPosix", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
+        .target(name: "Imaging", dependencies: ["CVips", .product(name: "NIOPosix", package: "swift-nio")], swiftSettings: swiftSettings),
         .target(name: "RateLimit", dependencies: ["Database", "Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
 
         // MARK: Shared vocabulary: what Board and Weather both speak (no database, no domain)
@@ -157,6 +159,13 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // Real libvips on images the tests make with the vips CLI, heif-enc and exiftool.
+        .testTarget(
+            name: "ImagingTests",
+            dependencies: ["Imaging"],
+            exclude: ["blurhash_reference.py", "blurhash-reference.sh"],
             swiftSettings: swiftSettings
         ),
         // Parsers of outside bytes (cursors, tokens, base64, stored password hashes, JSON bodies) against
