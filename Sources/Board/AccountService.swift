@@ -90,7 +90,7 @@ public struct AccountService: Sendable {
     public func deleteAccount(_ identity: Identity) async throws {
         let removedMedia = try await store.delete(accountID: identity.accountID)
         await media?.deleteFiles(removedMedia)
-        await media?.syncVisibility()
+        await media?.syncVisibility(.owner(identity.accountID))
     }
 
     public func account(id: Int) async throws -> Account {

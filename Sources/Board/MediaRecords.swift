@@ -135,13 +135,16 @@ public struct MediaRecords: Sendable {
     }
 
     /// Media whose files may be on the wrong side: (id, key, where they should be).
-    func dueForSync(limit: Int) async throws -> [(id: Int, key: String, isPublic: Bool, shouldBePublic: Bool)] {
-        try await database.query(
-            """
-            SELECT m.id, m.storage_key, m.public, \(raw: Self.shouldBePublic) AS should_be_public
-            FROM media m WHERE m.sync_due ORDER BY m.id LIMIT \(limit)
-            """
-        ).map {
+    func dueForSync(_ scope: MediaService.SyncScope, limit: Int) async throws -> [(id: Int, key: String, isPublic: Bool, shouldBePublic: Bool)] {
+        var sql: SQLQuery = "SELECT m.id, m.storage_key, m.public, \(raw: Self.shouldBePublic) AS should_be_public FROM media m WHERE m.sync_due"
+        switch scope {
+        case .all: break
+        case .post(let postID): sql.append(" AND m.post_id = \(postID)" as SQLQuery)
+        case .owner(let ownerID): sql.append(" AND m.owner_id = \(ownerID)" as SQLQuery)
+        case .media(let id): sql.append(" AND m.id = \(id)" as SQLQuery)
+        }
+        sql.append(" ORDER BY m.id LIMIT \(limit)" as SQLQuery)
+        return try await database.query(sql).map {
             (try $0.decode(Int.self, "id"), try $0.decode(String.self, "storage_key"), try $0.decode(Bool.self, "public"),
              try $0.decode(Bool.self, "should_be_public"))
         }

@@ -130,7 +130,7 @@ public struct MediaService: Sendable {
         if let key = try await records.deleteOrRetire(id: id) {
             await deleteFiles([key])
         }
-        await syncVisibility()
+        await syncVisibility(.media(id))
     }
 
     /// A moderator reads any media's file (public or private) through the API.
@@ -142,29 +142,40 @@ public struct MediaService: Sendable {
         return bytes
     }
 
+    /// Which media a sync looks at: everything due (the background loop), or what one request just changed.
+    public enum SyncScope: Sendable {
+        case all
+        case post(Int)
+        case owner(Int)
+        case media(Int)
+    }
+
     /// Moves the files of media whose post changed visibility (the `sync_due` rows), up to `limit`; returns how
-    /// many were moved. Called after moderation decisions and deletions, and every few seconds in the background.
+    /// many were moved. A request that changed a post's visibility calls it for that post at once; the background
+    /// loop calls it for everything. A media whose move fails stays due and is retried.
     @discardableResult
-    public func syncVisibility(limit: Int = 500) async -> Int {
+    public func syncVisibility(_ scope: SyncScope = .all, limit: Int = 500) async -> Int {
+        let due: [(id: Int, key: String, isPublic: Bool, shouldBePublic: Bool)]
         do {
-            var moved = 0
-            for due in try await records.dueForSync(limit: limit) {
-                if due.isPublic != due.shouldBePublic {
-                    do {
-                        try await files.setPublic(due.key, due.shouldBePublic)
-                    } catch {
-                        observer?(.storageError(operation: "move"))
-                        throw error
-                    }
-                    moved += 1
-                }
-                try await records.synced(id: due.id, isPublic: due.shouldBePublic)
-            }
-            return moved
+            due = try await records.dueForSync(scope, limit: limit)
         } catch {
-            logger.warning("media visibility sync failed; it is retried", metadata: ["error": "\(error)"])
+            logger.warning("media visibility sync could not read its work; it is retried", metadata: ["error": "\(error)"])
             return 0
         }
+        var moved = 0
+        for item in due {
+            do {
+                if item.isPublic != item.shouldBePublic {
+                    try await files.setPublic(item.key, item.shouldBePublic)
+                    moved += 1
+                }
+                try await records.synced(id: item.id, isPublic: item.shouldBePublic)
+            } catch {
+                observer?(.storageError(operation: "move"))
+                logger.warning("media visibility sync failed for one media; it is retried", metadata: ["media": "\(item.id)", "error": "\(error)"])
+            }
+        }
+        return moved
     }
 
     /// The purger's media part: unattached media after `unattachedHours`, retired media no report names.

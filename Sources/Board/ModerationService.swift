@@ -33,7 +33,7 @@ public struct ModerationService: Sendable {
             admission: Admission(rateLimiter, .reporting, subject: "\(identity.accountID)")
         )
         // A report may have hidden the post: its images leave the public side at once.
-        if filed.created, !post.media.isEmpty { await posts.media?.syncVisibility() }
+        if filed.created, !post.media.isEmpty { await posts.media?.syncVisibility(.post(postID)) }
         return filed
     }
 
@@ -62,7 +62,7 @@ public struct ModerationService: Sendable {
         let note = try Self.note(rawNote)
         let decided = try await store.decide(postID: postID, action: action, moderatorID: identity.accountID, note: note)
         // The post's images follow its new visibility at once (the background sync is the safety net).
-        await posts.media?.syncVisibility()
+        await posts.media?.syncVisibility(.post(postID))
         return decided
     }
 

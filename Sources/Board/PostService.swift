@@ -39,7 +39,7 @@ public struct PostService: Sendable {
             authorID: identity.accountID, post: post, status: held ? .hidden : .visible, idempotency: key,
             admission: Admission(rateLimiter, Self.postingPolicy(identity), subject: "\(identity.accountID)")
         )
-        if !created.media.isEmpty { await media?.syncVisibility() }
+        if !created.media.isEmpty { await media?.syncVisibility(.post(created.id)) }
         return (created, replayed)
     }
 
@@ -167,7 +167,7 @@ public struct PostService: Sendable {
             return Self.merge(validated, into: post, rule: rule)
         }
         await media?.deleteFiles(removedMedia)
-        if patch.mediaIDs != nil { await media?.syncVisibility() }
+        if patch.mediaIDs != nil { await media?.syncVisibility(.owner(identity.accountID)) }
         return post
     }
 
@@ -228,7 +228,7 @@ public struct PostService: Sendable {
         if post.authorID == identity.accountID {
             if !post.deleted {
                 try await store.softDelete(id: id, by: identity.accountID)
-                if !post.media.isEmpty { await media?.syncVisibility() }
+                if !post.media.isEmpty { await media?.syncVisibility(.post(id)) }
             }
             return false
         }
@@ -236,7 +236,7 @@ public struct PostService: Sendable {
         guard viewer.isModerator else { throw BoardError.notOwner }
         guard !post.deleted else { return false }
         try await store.softDelete(id: id, by: identity.accountID)
-        if !post.media.isEmpty { await media?.syncVisibility() }
+        if !post.media.isEmpty { await media?.syncVisibility(.post(id)) }
         return true
     }
 }
