@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
+        // multipart/form-data uploads, parsed as they stream in.
+        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.0"),
         // Property-based tests (test target only).
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
@@ -67,7 +69,10 @@ let package = Package(
         // MARK: Domain
         .target(
             name: "Board",
-            dependencies: ["Database", "Hashing", "RateLimit", "Vocabulary", .product(name: "NIOPosix", package: "swift-nio")],
+            dependencies: [
+                "Database", "Hashing", "Imaging", "MediaStorage", "RateLimit", "Vocabulary",
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
@@ -85,8 +90,10 @@ let package = Package(
         .target(
             name: "WeatherboardServer",
             dependencies: [
-                "Board", "Database", "RateLimit", "Vocabulary", "Weather", "WeatherboardAPI",
+                "Board", "CurlClient", "Database", "Imaging", "MediaStorage", "RateLimit", "Vocabulary", "Weather", "WeatherboardAPI",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -134,7 +141,7 @@ let package = Package(
         .testTarget(
             name: "WeatherboardServerTests",
             dependencies: [
-                "WeatherboardServer", "WeatherboardAPI", "Database", "CurlClient", "Board", "Vocabulary", "Weather", "RateLimit",
+                "WeatherboardServer", "WeatherboardAPI", "Database", "CurlClient", "Board", "Vocabulary", "Weather", "RateLimit", "MediaStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

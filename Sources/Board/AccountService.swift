@@ -7,8 +7,11 @@ public struct AccountService: Sendable {
     let store: any AccountStore
     let hasher: PasswordHasher
     let rateLimiter: RateLimiter
+    /// Deletes a deleted account's media files and hides its evidence media; nil where media is not served.
+    let media: MediaService?
 
-    public init(store: any AccountStore, hasher: PasswordHasher, rateLimiter: RateLimiter) {
+    public init(store: any AccountStore, hasher: PasswordHasher, rateLimiter: RateLimiter, media: MediaService? = nil) {
+        self.media = media
         self.store = store
         self.hasher = hasher
         self.rateLimiter = rateLimiter
@@ -85,7 +88,9 @@ public struct AccountService: Sendable {
     }
 
     public func deleteAccount(_ identity: Identity) async throws {
-        try await store.delete(accountID: identity.accountID)
+        let removedMedia = try await store.delete(accountID: identity.accountID)
+        await media?.deleteFiles(removedMedia)
+        await media?.syncVisibility(.owner(identity.accountID))
     }
 
     public func account(id: Int) async throws -> Account {

@@ -28,10 +28,13 @@ public struct ModerationService: Sendable {
         let post = try await posts.post(id: postID, viewer: Viewer(identity))
         guard post.authorID != identity.accountID else { throw BoardError.forbidden("you cannot report your own post") }
         // Only a new report is counted: a repeat answers the first one (200) without spending the allowance.
-        return try await store.report(
+        let filed = try await store.report(
             postID: postID, reporterID: identity.accountID, reason: reason, note: note, policy: policy,
             admission: Admission(rateLimiter, .reporting, subject: "\(identity.accountID)")
         )
+        // A report may have hidden the post: its images leave the public side at once.
+        if filed.created, !post.media.isEmpty { await posts.media?.syncVisibility(.post(postID)) }
+        return filed
     }
 
     public func myReports(_ identity: Identity, before: Int?, limit: Int) async throws -> (reports: [Report], nextCursor: String?) {
@@ -57,7 +60,10 @@ public struct ModerationService: Sendable {
             throw BoardError.invalidField(field: "action", message: "must be dismiss, remove or restore")
         }
         let note = try Self.note(rawNote)
-        return try await store.decide(postID: postID, action: action, moderatorID: identity.accountID, note: note)
+        let decided = try await store.decide(postID: postID, action: action, moderatorID: identity.accountID, note: note)
+        // The post's images follow its new visibility at once (the background sync is the safety net).
+        await posts.media?.syncVisibility(.post(postID))
+        return decided
     }
 
     public func ban(accountID: Int, until: Date?, reason rawReason: String, by identity: Identity) async throws -> Account {

@@ -36,12 +36,15 @@ public struct Post: Sendable, Equatable {
     public var edited: Bool
     /// 1 when created, one more with every edit that changed something (the API's `ETag`).
     public var version: Int
+    /// Its images, in display order (CONTRACT §8).
+    public var media: [Media]
 
     public init(
         id: Int, authorID: Int, authorDisplayName: String, region: RegionSummary, weatherType: WeatherType, category: Category,
         title: String?, body: String, status: PostStatus, hiddenReason: String? = nil, deleted: Bool, createdAt: Date, updatedAt: Date, edited: Bool,
-        version: Int = 1
+        version: Int = 1, media: [Media] = []
     ) {
+        self.media = media
         self.version = version
         self.hiddenReason = hiddenReason
         self.id = id
@@ -110,6 +113,9 @@ public struct PostDraft: Sendable {
     public var body: String?
     public var location: PostLocation?
 
+    /// Media to attach, in display order.
+    public var mediaIDs: [Int] = []
+
     public init(weatherType: String?, category: String?, title: String?, body: String?, location: PostLocation?) {
         self.weatherType = weatherType
         self.category = category
@@ -126,6 +132,8 @@ public struct NewPost: Sendable, Equatable {
     public var title: String?
     public var body: String
     public var regionID: Int
+    /// Media to attach, in display order (at most 4).
+    public var mediaIDs: [Int] = []
 }
 
 /// A PATCH: nil leaves a field alone; `title: .some(nil)` clears the title.
@@ -134,8 +142,11 @@ public struct PostPatch: Sendable {
     public var body: String?
     public var weatherType: String?
     public var category: String?
+    /// The post's media, replacing the list (media left off it is deleted); nil leaves it alone.
+    public var mediaIDs: [Int]?
 
-    public init(title: String??, body: String?, weatherType: String?, category: String?) {
+    public init(title: String??, body: String?, weatherType: String?, category: String?, mediaIDs: [Int]? = nil) {
+        self.mediaIDs = mediaIDs
         self.title = title
         self.body = body
         self.weatherType = weatherType
@@ -151,8 +162,11 @@ public struct PostEdit: Sendable, Equatable {
     public var title: String?
     public var body: String
     public var status: PostStatus?
+    /// The new media list; nil leaves it alone.
+    public var mediaIDs: [Int]?
 
-    public init(weatherType: WeatherType, category: Category, title: String?, body: String, status: PostStatus?) {
+    public init(weatherType: WeatherType, category: Category, title: String?, body: String, status: PostStatus?, mediaIDs: [Int]? = nil) {
+        self.mediaIDs = mediaIDs
         self.weatherType = weatherType
         self.category = category
         self.title = title

@@ -10,8 +10,15 @@ public struct PostService: Sendable {
     let regions: any RegionResolving
     let rateLimiter: RateLimiter
     let filter: any ContentFilter
+    /// Deletes the files of media taken off a post and moves files to follow a post's visibility; nil where
+    /// media is not served (operator commands).
+    let media: MediaService?
 
-    public init(store: any PostStore, regions: any RegionResolving, rateLimiter: RateLimiter, filter: any ContentFilter = NoContentFilter()) {
+    public init(
+        store: any PostStore, regions: any RegionResolving, rateLimiter: RateLimiter, filter: any ContentFilter = NoContentFilter(),
+        media: MediaService? = nil
+    ) {
+        self.media = media
         self.store = store
         self.regions = regions
         self.rateLimiter = rateLimiter
@@ -32,6 +39,7 @@ public struct PostService: Sendable {
             authorID: identity.accountID, post: post, status: held ? .hidden : .visible, idempotency: key,
             admission: Admission(rateLimiter, Self.postingPolicy(identity), subject: "\(identity.accountID)")
         )
+        if !created.media.isEmpty { await media?.syncVisibility(.post(created.id)) }
         return (created, replayed)
     }
 
@@ -60,7 +68,10 @@ public struct PostService: Sendable {
         case nil:
             throw BoardError.invalidField(field: "regionId", message: "regionId or location is required")
         }
-        return NewPost(weatherType: weatherType, category: category, title: title?.isEmpty == true ? nil : title, body: body, regionID: regionID)
+        return NewPost(
+            weatherType: weatherType, category: category, title: title?.isEmpty == true ? nil : title, body: body, regionID: regionID,
+            mediaIDs: try Self.validateMediaIDs(draft.mediaIDs)
+        )
     }
 
     static func weatherType(_ raw: String?, field: String = "weatherType") throws -> WeatherType {
@@ -80,7 +91,10 @@ public struct PostService: Sendable {
     }
 
     static func requestHash(_ post: NewPost) -> String {
-        let canonical = [post.weatherType.rawValue, post.category.rawValue, post.title ?? "\u{0}", post.body, String(post.regionID)]
+        let canonical = [
+            post.weatherType.rawValue, post.category.rawValue, post.title ?? "\u{0}", post.body, String(post.regionID),
+            post.mediaIDs.map(String.init).joined(separator: ","),
+        ]
         return Digest.sha256Hex(canonical.joined(separator: "\u{1F}"))
     }
 
@@ -144,7 +158,7 @@ public struct PostService: Sendable {
         // visibility and ownership checks, as before (a stranger learns nothing from a bad value).
         let changes = Result { try Self.validate(patch) }
         let rule = try await filter.holdRule()
-        return try await store.edit(id: id) { post in
+        let (post, removedMedia) = try await store.edit(id: id) { post in
             guard !post.deleted, Self.canSee(post, viewer: viewer) else { throw BoardError.notFound("post") }
             guard post.authorID == identity.accountID else { throw BoardError.notOwner }
             // A bad value is reported before a stale If-Match: the request could never succeed as sent.
@@ -152,6 +166,9 @@ public struct PostService: Sendable {
             if let precondition, !precondition.matches(post.version) { throw BoardError.preconditionFailed }
             return Self.merge(validated, into: post, rule: rule)
         }
+        await media?.deleteFiles(removedMedia)
+        if patch.mediaIDs != nil { await media?.syncVisibility(.owner(identity.accountID)) }
+        return post
     }
 
     /// A patch's values, validated and normalized; nil leaves a field alone, `title: .some(nil)` removes it.
@@ -160,6 +177,7 @@ public struct PostService: Sendable {
         var category: Category?
         var title: String??
         var body: String?
+        var mediaIDs: [Int]?
     }
 
     static func validate(_ patch: PostPatch) throws -> ValidatedPatch {
@@ -172,8 +190,16 @@ public struct PostService: Sendable {
             weatherType: try patch.weatherType.map { try Self.weatherType($0) },
             category: try patch.category.map { try Self.category($0) },
             title: title,
-            body: try patch.body.map { try TextRules.validate($0, field: "body", range: 1...2000) }
+            body: try patch.body.map { try TextRules.validate($0, field: "body", range: 1...2000) },
+            mediaIDs: try patch.mediaIDs.map { try Self.validateMediaIDs($0) }
         )
+    }
+
+    /// At most 4, no repeats (ownership and attachment are checked in the store's transaction).
+    static func validateMediaIDs(_ ids: [Int]) throws -> [Int] {
+        guard ids.count <= 4 else { throw BoardError.invalidField(field: "mediaIds", message: "must hold at most 4 media ids") }
+        guard Set(ids).count == ids.count else { throw BoardError.invalidField(field: "mediaIds", message: "must not repeat a media id") }
+        return ids
     }
 
     /// The row to write when `changes` are applied to `post` as it is now; nil when nothing changes.
@@ -182,11 +208,15 @@ public struct PostService: Sendable {
         let category = changes.category ?? post.category
         let title = changes.title ?? post.title
         let body = changes.body ?? post.body
-        if weatherType == post.weatherType, category == post.category, title == post.title, body == post.body {
+        let mediaIDs = changes.mediaIDs.flatMap { $0 == post.media.map(\.id) ? nil : $0 }
+        if weatherType == post.weatherType, category == post.category, title == post.title, body == post.body, mediaIDs == nil {
             return nil  // nothing changed: no revision
         }
         let held = rule.holds([title ?? "", body])
-        return PostEdit(weatherType: weatherType, category: category, title: title, body: body, status: held && post.status == .visible ? .hidden : nil)
+        return PostEdit(
+            weatherType: weatherType, category: category, title: title, body: body, status: held && post.status == .visible ? .hidden : nil,
+            mediaIDs: mediaIDs
+        )
     }
 
     /// Soft delete by the author (repeatable) or a moderator. Returns true when a moderator deleted
@@ -196,13 +226,17 @@ public struct PostService: Sendable {
         guard let post = try await store.post(id: id) else { throw BoardError.notFound("post") }
         let viewer = Viewer(identity)
         if post.authorID == identity.accountID {
-            if !post.deleted { try await store.softDelete(id: id, by: identity.accountID) }
+            if !post.deleted {
+                try await store.softDelete(id: id, by: identity.accountID)
+                if !post.media.isEmpty { await media?.syncVisibility(.post(id)) }
+            }
             return false
         }
         guard Self.canSee(post, viewer: viewer) else { throw BoardError.notFound("post") }
         guard viewer.isModerator else { throw BoardError.notOwner }
         guard !post.deleted else { return false }
         try await store.softDelete(id: id, by: identity.accountID)
+        if !post.media.isEmpty { await media?.syncVisibility(.post(id)) }
         return true
     }
 }

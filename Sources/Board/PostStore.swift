@@ -13,7 +13,9 @@ public protocol PostStore: Sendable {
     /// happen one after another: `decide` gets the post as it is now and returns what to write, or nil when
     /// nothing changes (or throws to change nothing). A write keeps the replaced version as exactly one
     /// revision and bumps `version`. Throws `notFound` when there is no such post. Returns the post after.
-    func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> Post
+    /// Media taken off the post are deleted in the same transaction; their storage keys are returned so the
+    /// caller deletes the files after the commit.
+    func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> (Post, removedMedia: [String])
     func softDelete(id: Int, by accountID: Int) async throws
     func revisions(postID: Int) async throws -> [PostRevision]
     func accountRole(_ accountID: Int) async throws -> Role?

@@ -122,13 +122,17 @@ public struct PostgresAccountStore: AccountStore {
         return try rows.first.map(Self.account(from:))
     }
 
-    public func delete(accountID: Int) async throws {
+    public func delete(accountID: Int) async throws -> [String] {
         try await database.transaction { connection in
             let locked = try connection.query("SELECT id FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL FOR UPDATE")
-            guard !locked.isEmpty else { return }
+            guard !locked.isEmpty else { return [] }
+            // Media first: what no report names goes (files deleted by the caller after the commit), the rest
+            // is retired, private, as evidence. Then the posts it was on can go.
+            let removedMedia = try MediaRecords.removeForDeletedAccount(accountID, on: connection)
             for statement in Self.deletionStatements(accountID: accountID) {
                 try connection.execute(statement)
             }
+            return removedMedia
         }
     }
 

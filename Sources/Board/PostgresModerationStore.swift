@@ -41,8 +41,8 @@ public struct PostgresModerationStore: ModerationStore {
             try admission.admit(on: connection)
             let inserted = try connection.query(
                 """
-                INSERT INTO reports (post_id, reporter_id, reason, note, reported_title, reported_body)
-                SELECT id, \(reporterID), \(reason.rawValue), \(note), title, body FROM posts WHERE id = \(postID)
+                INSERT INTO reports (post_id, reporter_id, reason, note, reported_title, reported_body, reported_media)
+                SELECT id, \(reporterID), \(reason.rawValue), \(note), title, body, \(raw: MediaRecords.snapshot) FROM posts WHERE id = \(postID)
                 ON CONFLICT (post_id, reporter_id) WHERE reporter_id IS NOT NULL DO NOTHING
                 RETURNING \(raw: Self.reportColumns.replacingOccurrences(of: "r.", with: ""))
                 """

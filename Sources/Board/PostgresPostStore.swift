@@ -10,10 +10,10 @@ public struct PostgresPostStore: PostStore {
         self.database = database
     }
 
-    static let select = """
+    static let select: String = """
         SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en, r.name_ko, r.country_code,
                p.weather_type, p.category, p.title, p.body, p.status, p.hidden_reason, (p.deleted_at IS NOT NULL) AS deleted,
-               p.created_at, p.updated_at, p.edited, p.version
+               p.created_at, p.updated_at, p.edited, p.version, \(MediaRecords.perPost) AS media
         FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id
         """
 
@@ -21,11 +21,11 @@ public struct PostgresPostStore: PostStore {
     /// position instead of looking each name up (a list decodes 357 values per page).
     enum Column: Int, CaseIterable {
         case id, authorID, authorName, regionID, nameEnglish, nameKorean, countryCode
-        case weatherType, category, title, body, status, hiddenReason, deleted, createdAt, updatedAt, edited, version
+        case weatherType, category, title, body, status, hiddenReason, deleted, createdAt, updatedAt, edited, version, media
 
         var name: String {
             ["id", "author_id", "author_name", "region_id", "name_en", "name_ko", "country_code", "weather_type", "category", "title",
-             "body", "status", "hidden_reason", "deleted", "created_at", "updated_at", "edited", "version"][rawValue]
+             "body", "status", "hidden_reason", "deleted", "created_at", "updated_at", "edited", "version", "media"][rawValue]
         }
     }
 
@@ -53,7 +53,8 @@ public struct PostgresPostStore: PostStore {
             createdAt: try value(Date.self, .createdAt),
             updatedAt: try value(Date.self, .updatedAt),
             edited: try value(Bool.self, .edited),
-            version: try value(Int.self, .version)
+            version: try value(Int.self, .version),
+            media: try MediaRecords.decodePerPost(optional(String.self, .media))
         )
     }
 
@@ -77,6 +78,9 @@ public struct PostgresPostStore: PostStore {
                 RETURNING id
                 """
             )[0].decode(Int.self, "id")
+            if !post.mediaIDs.isEmpty {
+                _ = try MediaRecords.attach(post.mediaIDs, to: id, ownerID: authorID, on: connection)
+            }
             if status == .hidden {
                 try Self.queueForFilter(postID: id, connection: connection)
             }
@@ -193,7 +197,7 @@ public struct PostgresPostStore: PostStore {
         return sql
     }
 
-    public func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> Post {
+    public func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> (Post, removedMedia: [String]) {
         try await database.transaction { connection in
             // The row lock serializes edits of this post: a second edit waits here until the first commits,
             // then reads (READ COMMITTED: a fresh snapshot per statement) and merges with its result.
@@ -201,7 +205,7 @@ public struct PostgresPostStore: PostStore {
                 throw BoardError.notFound("post")
             }
             let current = try Self.post(from: row)
-            guard let edit = try decide(current) else { return current }
+            guard let edit = try decide(current) else { return (current, []) }
             // The revision is the locked row as it was: the version this edit replaces.
             try connection.execute(
                 """
@@ -219,10 +223,11 @@ public struct PostgresPostStore: PostStore {
                 WHERE id = \(id)
                 """
             )
+            let removed = try edit.mediaIDs.map { try MediaRecords.attach($0, to: id, ownerID: current.authorID, on: connection) } ?? []
             if edit.status == .hidden {
                 try Self.queueForFilter(postID: id, connection: connection)
             }
-            return try Self.post(from: connection.query("\(raw: Self.select) WHERE p.id = \(id)")[0])
+            return (try Self.post(from: connection.query("\(raw: Self.select) WHERE p.id = \(id)")[0]), removed)
         }
     }
 
@@ -230,8 +235,8 @@ public struct PostgresPostStore: PostStore {
     static func queueForFilter(postID: Int, connection: PostgresConnection) throws {
         try connection.execute(
             """
-            INSERT INTO reports (post_id, reporter_id, reason, reported_title, reported_body)
-            SELECT id, NULL, 'filter', title, body FROM posts WHERE id = \(postID)
+            INSERT INTO reports (post_id, reporter_id, reason, reported_title, reported_body, reported_media)
+            SELECT id, NULL, 'filter', title, body, \(raw: MediaRecords.snapshot) FROM posts WHERE id = \(postID)
             """
         )
     }

@@ -27,6 +27,11 @@ public struct Purger: Sendable {
         /// False when another instance held the lock: this one did nothing.
         public var ran: Bool
         public var counts: [String: Int]
+
+        public init(ran: Bool, counts: [String: Int]) {
+            self.ran = ran
+            self.counts = counts
+        }
     }
 
     /// The advisory lock key: any constant the rest of the application does not use.
@@ -84,7 +89,7 @@ public struct Purger: Sendable {
             (
                 "report_evidence",
                 """
-                UPDATE reports SET reported_title = NULL, reported_body = '' WHERE id IN (
+                UPDATE reports SET reported_title = NULL, reported_body = '', reported_media = '{}' WHERE id IN (
                     SELECT id FROM reports
                     WHERE status <> 'open' AND reported_body <> ''
                       AND resolved_at < now() - make_interval(days => \(policy.evidenceDays)::int) LIMIT \(batch))

@@ -15,4 +15,7 @@ extension RateLimitPolicy {
     public static let registeredPosting = RateLimitPolicy(name: "post", limit: 10, windowSeconds: 600)
     /// New reports by one account: 20 an hour (repeating a report is not counted).
     public static let reporting = RateLimitPolicy(name: "report", limit: 20, windowSeconds: 3600)
+    /// Image uploads by an anonymous / registered account: 10 / 50 an hour.
+    public static let anonymousUploads = RateLimitPolicy(name: "upload-anon", limit: 10, windowSeconds: 3600)
+    public static let registeredUploads = RateLimitPolicy(name: "upload", limit: 50, windowSeconds: 3600)
 }

@@ -68,6 +68,18 @@ public struct MediaStorageConfiguration: Sendable {
         }
     }
 
+    /// `local` in `directory`, with URLs from the server's own `/media/`.
+    public static func local(directory: String) -> MediaStorageConfiguration {
+        MediaStorageConfiguration(backend: .local, directory: directory, publicBaseURL: "", s3: nil)
+    }
+
+    init(backend: Backend, directory: String, publicBaseURL: String, s3: S3?) {
+        self.backend = backend
+        self.directory = directory
+        self.publicBaseURL = publicBaseURL
+        self.s3 = s3
+    }
+
     /// The configured store; `httpClient` carries the S3 requests.
     public func makeStore(httpClient: CurlHTTPClient) -> any MediaStore {
         guard backend == .s3, let s3 else {

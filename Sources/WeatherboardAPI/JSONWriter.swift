@@ -112,6 +112,13 @@ extension PostResponse: JSONWritable {
         w.string(id)
         w.key("isMine")
         w.bool(isMine)
+        w.key("media")
+        w.raw("[")
+        for (i, item) in media.enumerated() {
+            if i > 0 { w.raw(",") }
+            item.write(to: &w)
+        }
+        w.raw("]")
         w.key("region")
         w.raw("{\"countryCode\":")
         w.string(region.countryCode)
@@ -153,6 +160,33 @@ extension PostResponse: JSONWritable {
         w.date(updatedAt)
         w.key("weatherType")
         w.string(weatherType)
+        w.raw("}")
+    }
+}
+
+extension MediaResponse: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("alt", first: true)
+        w.optionalString(alt)
+        w.key("blurhash")
+        w.string(blurhash)
+        w.key("byteSize")
+        w.int(byteSize)
+        w.key("contentType")
+        w.string(contentType)
+        w.key("createdAt")
+        w.date(createdAt)
+        w.key("height")
+        w.int(height)
+        w.key("id")
+        w.string(id)
+        w.key("previewUrl")
+        w.string(previewUrl)
+        w.key("url")
+        w.string(url)
+        w.key("width")
+        w.int(width)
         w.raw("}")
     }
 }

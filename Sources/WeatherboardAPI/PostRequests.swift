@@ -15,8 +15,14 @@ public struct CreatePostRequest: Codable, Sendable {
     public var body: String
     public var regionId: String?
     public var location: Location?
+    /// Up to 4 of the caller's unattached media, in display order.
+    public var mediaIds: [String]?
 
-    public init(weatherType: String, category: String, title: String? = nil, body: String, regionId: String? = nil, location: Location? = nil) {
+    public init(
+        weatherType: String, category: String, title: String? = nil, body: String, regionId: String? = nil, location: Location? = nil,
+        mediaIds: [String]? = nil
+    ) {
+        self.mediaIds = mediaIds
         self.weatherType = weatherType
         self.category = category
         self.title = title
@@ -32,12 +38,15 @@ public struct PatchPostRequest: Codable, Sendable {
     public var body: String?
     public var weatherType: String?
     public var category: String?
+    /// Replaces the post's media (media left off it is deleted).
+    public var mediaIds: [String]?
 
     enum CodingKeys: String, CodingKey {
-        case title, body, weatherType, category
+        case title, body, weatherType, category, mediaIds
     }
 
-    public init(title: String?? = nil, body: String? = nil, weatherType: String? = nil, category: String? = nil) {
+    public init(title: String?? = nil, body: String? = nil, weatherType: String? = nil, category: String? = nil, mediaIds: [String]? = nil) {
+        self.mediaIds = mediaIds
         self.title = title
         self.body = body
         self.weatherType = weatherType
@@ -55,6 +64,7 @@ public struct PatchPostRequest: Codable, Sendable {
         body = c.contains(.body) ? try c.decode(String.self, forKey: .body) : nil
         weatherType = c.contains(.weatherType) ? try c.decode(String.self, forKey: .weatherType) : nil
         category = c.contains(.category) ? try c.decode(String.self, forKey: .category) : nil
+        mediaIds = c.contains(.mediaIds) ? try c.decode([String].self, forKey: .mediaIds) : nil
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -62,6 +72,7 @@ public struct PatchPostRequest: Codable, Sendable {
         if let title { try c.encode(title, forKey: .title) }
         try c.encodeIfPresent(body, forKey: .body)
         try c.encodeIfPresent(weatherType, forKey: .weatherType)
+        try c.encodeIfPresent(mediaIds, forKey: .mediaIds)
         try c.encodeIfPresent(category, forKey: .category)
     }
 }

@@ -47,6 +47,8 @@ public struct PostResponse: Codable, Sendable {
     public var updatedAt: Date
     public var edited: Bool
     public var isMine: Bool
+    /// Its images in display order (CONTRACT §8); always present, empty when none.
+    public var media: [MediaResponse]
     /// Shown to the author and to moderators only.
     public var status: String?
     /// Shown to moderators in the queue only.
@@ -54,8 +56,9 @@ public struct PostResponse: Codable, Sendable {
 
     public init(
         id: String, weatherType: String, category: String, title: String?, body: String, region: Region, author: Author,
-        createdAt: Date, updatedAt: Date, edited: Bool, isMine: Bool, status: String?, revisions: [RevisionResponse]? = nil
+        createdAt: Date, updatedAt: Date, edited: Bool, isMine: Bool, media: [MediaResponse] = [], status: String?, revisions: [RevisionResponse]? = nil
     ) {
+        self.media = media
         self.id = id
         self.weatherType = weatherType
         self.category = category
@@ -84,6 +87,7 @@ public struct PostResponse: Codable, Sendable {
         try c.encode(updatedAt, forKey: .updatedAt)
         try c.encode(edited, forKey: .edited)
         try c.encode(isMine, forKey: .isMine)
+        try c.encode(media, forKey: .media)
         try c.encodeIfPresent(status, forKey: .status)
         try c.encodeIfPresent(revisions, forKey: .revisions)
     }

@@ -15,6 +15,14 @@ enum PostPrinter {
             lines.append("title: \(TextLayout.singleLine(title))")
         }
         lines.append(contentsOf: indented(post.body))
+        if !post.media.isEmpty {
+            lines.append("media (\(post.media.count); save one with `weatherboard-admin media get <id>`):")
+            for media in post.media {
+                let alt = media.alt.map { "  alt “\(TextLayout.truncate(TextLayout.singleLine($0), columns: 50))”" } ?? "  no alt text"
+                lines.append("  - media \(media.id)  \(media.width)×\(media.height)  \(TextLayout.bytes(media.byteSize))\(alt)")
+                lines.append("    \(media.url)")
+            }
+        }
 
         if let revisions = post.revisions, !revisions.isEmpty {
             lines.append("")

@@ -114,4 +114,11 @@ enum TextLayout {
     static func count(_ n: Int, _ noun: String) -> String {
         "\(n) \(noun)\(n == 1 ? "" : "s")"
     }
+
+    /// A byte count for people: `812 B`, `95.2 KiB`, `1.4 MiB`.
+    static func bytes(_ count: Int) -> String {
+        if count < 1024 { return "\(count) B" }
+        if count < 1024 * 1024 { return String(format: "%.1f KiB", Double(count) / 1024) }
+        return String(format: "%.1f MiB", Double(count) / (1024 * 1024))
+    }
 }

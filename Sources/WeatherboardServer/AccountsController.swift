@@ -5,6 +5,7 @@ import WeatherboardAPI
 
 /// CONTRACT §3: accounts, credentials, sessions and blocks.
 struct AccountsController {
+    let mediaURLs: MediaURLs
     let accounts: AccountService
     let posts: PostService
 
@@ -60,7 +61,8 @@ struct AccountsController {
         let page = try await posts.listOwn(identity, before: try request.cursor(), limit: try request.pageLimit())
         let viewer = context.viewer
         let language = request.language
-        return try jsonResponse(Page(items: page.posts.map { PostResponse($0, viewer: viewer, language: language) }, nextCursor: page.nextCursor))
+        let links = mediaURLs.links(request)
+        return try jsonResponse(Page(items: page.posts.map { PostResponse($0, viewer: viewer, language: language, media: links) }, nextCursor: page.nextCursor))
     }
 
     @Sendable func block(_ request: Request, context: AppRequestContext) async throws -> Response {

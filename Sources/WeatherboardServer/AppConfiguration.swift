@@ -1,4 +1,5 @@
 import Foundation
+import MediaStorage
 import Logging
 
 /// Everything `weatherboard serve` reads from its environment (CONTRACT §7). Flags override these.
@@ -41,6 +42,19 @@ public struct AppConfiguration: Sendable {
     /// Concurrent password hashes (each needs 128 MiB with scrypt at OWASP parameters).
     public var passwordHashThreads: Int = 2
 
+    // MARK: Media (CONTRACT §7–§8)
+    /// `MEDIA_STORAGE` (`local`: MEDIA_DIR, default `.local/media`; `s3`: S3_*), `MEDIA_PUBLIC_BASE_URL`
+    /// (empty: this server's own `/media/`), read by the storage module's own parser.
+    public var mediaStorage = MediaStorageConfiguration.local(directory: ".local/media")
+    /// `MEDIA_MAX_BYTES`: larger uploads answer 413.
+    public var mediaMaxBytes: Int = 16 * 1024 * 1024
+    /// Images decoded at once (each on its own thread, off the request threads), and how many may wait.
+    public var imageThreads: Int = 2
+    public var imageQueue: Int = 8
+    /// `MEDIA_SYNC_SECONDS`: how often media files are moved to match their posts' visibility (also right
+    /// after each moderation decision); the contract allows a minute.
+    public var mediaSyncSeconds: Int = 15
+
     public init() {}
 
     /// Reads the contract's environment variables; unknown or malformed values are reported, not ignored.
@@ -78,6 +92,13 @@ public struct AppConfiguration: Sendable {
         if let v = try int("REPORT_TRUST_AGE_SECONDS", 0...31_536_000) { reportTrustAgeSeconds = v }
         if let v = try int("REPORT_EVIDENCE_DAYS", 0...36_500) { reportEvidenceDays = v }
         if let v = try int("PURGE_INTERVAL_SECONDS", 1...86_400) { purgeIntervalSeconds = v }
+        do {
+            mediaStorage = try MediaStorageConfiguration(environment: environment, defaultDirectory: ".local/media", defaultPublicBaseURL: "")
+        } catch let error as MediaStorageConfiguration.InvalidValue {
+            throw ConfigurationError(error.description)
+        }
+        if let v = try int("MEDIA_MAX_BYTES", 1024...(512 * 1024 * 1024)) { mediaMaxBytes = v }
+        if let v = try int("MEDIA_SYNC_SECONDS", 1...60) { mediaSyncSeconds = v }
         if let v = string("TRUSTED_PROXIES") {
             trustedProxies = v.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
         }

@@ -72,6 +72,28 @@ public final class AppMetrics: Sendable {
 
     private let weatherHandles = HandleCache<String, Metrics.Counter>()
 
+    /// Uploads and storage: `media_uploads_total{outcome}`, `media_upload_bytes_in_total`,
+    /// `media_stored_bytes_total` (the JPEGs written), `media_processing_seconds` (a histogram of decode +
+    /// encode time), `media_storage_errors_total{operation}`.
+    @Sendable func recordMedia(_ event: MediaService.Event) {
+        switch event {
+        case .upload(let outcome, let bytesIn, let bytesOut, let seconds):
+            Counter(label: "media_uploads_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+            Counter(label: "media_upload_bytes_in_total", factory: factory).increment(by: bytesIn)
+            if bytesOut > 0 { Counter(label: "media_stored_bytes_total", factory: factory).increment(by: bytesOut) }
+            if let seconds {
+                Timer(label: "media_processing_seconds", factory: factory).recordNanoseconds(Int64(seconds * 1e9))
+            }
+        case .storageError(let operation):
+            Counter(label: "media_storage_errors_total", dimensions: [("operation", operation)], factory: factory).increment()
+        }
+    }
+
+    /// Media files moved between `public/` and `private/` to follow their posts' visibility.
+    func recordMediaMoves(_ count: Int) {
+        Counter(label: "media_visibility_moves_total", factory: factory).increment(by: count)
+    }
+
     /// One purger pass: `purged_rows_total{kind}` (rows deleted, or snapshots erased for `report_evidence`),
     /// `purger_passes_total{outcome}` (`ran`, `skipped` while another instance held the lock, `failed`) and
     /// `purger_pass_duration_seconds`.

@@ -1,7 +1,11 @@
 import Board
 import Database
+import CurlClient
+import Foundation
 import Hummingbird
+import Imaging
 import Logging
+import MediaStorage
 import NIOCore
 import RateLimit
 import ServiceLifecycle
@@ -22,21 +26,33 @@ public struct AppDependencies: Sendable {
     public let regions: RegionStore
     /// Cached current weather per region (CONTRACT §6); the feed and `include=weather` use it too.
     public let weather: any WeatherProviding
+    /// Images on posts (CONTRACT §8): uploads, their files, their visibility.
+    public let media: MediaService
+    /// Decodes and encodes uploads on its own threads; shut down with the application.
+    public let imageProcessor: ImageProcessor
 
     public init(
         database: PostgresPool, hasher: PasswordHasher, rateLimiter: RateLimiter, reportPolicy: ReportPolicy = ReportPolicy(),
-        purgePolicy: Purger.Policy = Purger.Policy(), regions: RegionStore? = nil, weather: (any WeatherProviding)? = nil, metrics: AppMetrics = AppMetrics()
+        purgePolicy: Purger.Policy = Purger.Policy(), regions: RegionStore? = nil, weather: (any WeatherProviding)? = nil, metrics: AppMetrics = AppMetrics(),
+        mediaStore: (any MediaStore)? = nil, imageProcessor: ImageProcessor? = nil, logger: Logger = Logger(label: "weatherboard")
     ) {
         self.database = database
         self.metrics = metrics
         self.hasher = hasher
         self.rateLimiter = rateLimiter
-        self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter)
+        let imageProcessor = imageProcessor ?? ImageProcessor(threads: 2, maxQueued: 8, timeLimit: .seconds(10))
+        self.imageProcessor = imageProcessor
+        let mediaStore = mediaStore ?? LocalMediaStore(directory: NSTemporaryDirectory() + "weatherboard-media", publicBaseURL: "")
+        self.media = MediaService(
+            records: MediaRecords(database: database), files: MediaFiles(store: mediaStore), processor: imageProcessor,
+            rateLimiter: rateLimiter, logger: logger, observer: metrics.recordMedia
+        )
+        self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter, media: media)
         let moderationStore = PostgresModerationStore(database: database)
         let filter = TermFilter { try await moderationStore.terms() }
         let regions = regions ?? RegionStore(database: database)
         self.regions = regions
-        self.posts = PostService(store: PostgresPostStore(database: database), regions: regions, rateLimiter: rateLimiter, filter: filter)
+        self.posts = PostService(store: PostgresPostStore(database: database), regions: regions, rateLimiter: rateLimiter, filter: filter, media: media)
         self.moderation = ModerationService(store: moderationStore, posts: posts, rateLimiter: rateLimiter, policy: reportPolicy)
         self.purger = Purger(database: database, policy: purgePolicy)
         self.weather = weather ?? WeatherService(provider: nil, regions: regions, database: database)
@@ -63,7 +79,10 @@ public struct AppDependencies: Sendable {
             purgePolicy: Purger.Policy(evidenceDays: configuration.reportEvidenceDays),
             regions: regions,
             weather: WeatherService.make(configuration: configuration, regions: regions, database: pool, logger: logger, observer: metrics.recordWeather),
-            metrics: metrics
+            metrics: metrics,
+            mediaStore: configuration.mediaStorage.makeStore(httpClient: CurlHTTPClient(threads: 4)),
+            imageProcessor: ImageProcessor(threads: configuration.imageThreads, maxQueued: configuration.imageQueue, timeLimit: .seconds(10)),
+            logger: logger
         )
     }
 }
@@ -82,7 +101,11 @@ public func buildApplication(
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "weatherboard"),
         services: [
             DatabaseShutdownService(dependencies: dependencies),
-            PurgerService(purger: dependencies.purger, interval: .seconds(configuration.purgeIntervalSeconds), metrics: dependencies.metrics, logger: logger),
+            PurgerService(
+                purger: dependencies.purger, media: dependencies.media, interval: .seconds(configuration.purgeIntervalSeconds), metrics: dependencies.metrics,
+                logger: logger
+            ),
+            MediaSyncService(media: dependencies.media, interval: .seconds(configuration.mediaSyncSeconds), metrics: dependencies.metrics),
         ],
         onServerRunning: onServerRunning,
         logger: logger
@@ -91,8 +114,16 @@ public func buildApplication(
 
 func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies, logger: Logger) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
-    router.add(middleware: RequestEnvelopeMiddleware(logger: logger, metrics: dependencies.metrics))
+    router.add(
+        middleware: RequestEnvelopeMiddleware(logger: logger, metrics: dependencies.metrics, maxUploadBodyBytes: configuration.mediaMaxBytes + 64 * 1024)
+    )
     router.add(middleware: InputTextMiddleware())
+    let mediaURLs = MediaURLs(publicBase: configuration.mediaStorage.publicBaseURL.isEmpty ? nil : configuration.mediaStorage.publicBaseURL)
+    if configuration.mediaStorage.backend == .local {
+        // `MEDIA_STORAGE=local`: the public side of MEDIA_DIR under /media/ (only after no route matched).
+        router.add(middleware: MediaCacheHeadersMiddleware())
+        router.add(middleware: FileMiddleware(configuration.mediaStorage.directory + "/public", urlBasePath: "/media", searchForIndexHtml: false, logger: logger))
+    }
     router.addRoutes(HealthController(database: dependencies.database).endpoints)
     router.addRoutes(MetricsController(metrics: dependencies.metrics, database: dependencies.database).endpoints)
     router.addRoutes(OpenAPIController(document: OpenAPIController.loadDocument()).endpoints)
@@ -100,10 +131,16 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
     let api = router.group("v1")
         .add(middleware: AuthenticationMiddleware(accounts: dependencies.accounts, clientAddress: ClientAddress(trustedProxies: configuration.trustedProxies)))
     api.addRoutes(VocabularyController().endpoints)
-    api.addRoutes(AccountsController(accounts: dependencies.accounts, posts: dependencies.posts).endpoints)
-    api.addRoutes(PostsController(posts: dependencies.posts, moderation: dependencies.moderation, weather: dependencies.weather).endpoints)
-    api.addRoutes(FeedController(posts: dependencies.posts, regions: dependencies.regions, weather: dependencies.weather).endpoints)
-    api.addRoutes(ModerationController(moderation: dependencies.moderation, posts: dependencies.posts).endpoints)
+    api.addRoutes(AccountsController(mediaURLs: mediaURLs, accounts: dependencies.accounts, posts: dependencies.posts).endpoints)
+    api.addRoutes(PostsController(mediaURLs: mediaURLs, posts: dependencies.posts, moderation: dependencies.moderation, weather: dependencies.weather).endpoints)
+    api.addRoutes(FeedController(mediaURLs: mediaURLs, posts: dependencies.posts, regions: dependencies.regions, weather: dependencies.weather).endpoints)
+    api.addRoutes(ModerationController(mediaURLs: mediaURLs, moderation: dependencies.moderation, posts: dependencies.posts).endpoints)
+    api.addRoutes(
+        MediaController(
+            media: dependencies.media, urls: mediaURLs, maxFileBytes: configuration.mediaMaxBytes, temporaryDirectory: NSTemporaryDirectory()
+        ).endpoints
+    )
+    api.addRoutes(ModerationMediaController(media: dependencies.media).endpoints)
     api.addRoutes(RegionsController(regions: dependencies.regions, weather: dependencies.weather).endpoints)
     return router
 }
@@ -117,5 +154,6 @@ struct DatabaseShutdownService: Service {
         try? await gracefulShutdown()
         dependencies.database.shutdown()
         await dependencies.hasher.shutdown()
+        await dependencies.imageProcessor.shutdown()
     }
 }

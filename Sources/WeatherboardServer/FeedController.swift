@@ -8,6 +8,7 @@ import WeatherboardAPI
 /// `GET /v1/feed?regionId=` or `?lat=&lon=`: the region, its current weather, and the posts tagged with that
 /// weather type, from every region (or only the region's own with `regionOnly=true`), newest first.
 struct FeedController {
+    let mediaURLs: MediaURLs
     let posts: PostService
     let regions: RegionStore
     let weather: any WeatherProviding
@@ -69,6 +70,7 @@ struct FeedController {
 
         let current = try await weather.currentWeather(regionID: region.id, units: units, language: language, requester: WeatherRequester(context))
         let viewer = context.viewer
+        let links = mediaURLs.links(request)
         var items: [PostResponse] = []
         var nextCursor: String?
         // `unknown` weather matches no post (posts never carry it).
@@ -76,7 +78,7 @@ struct FeedController {
             let page = try await posts.list(
                 PostQuery(weatherType: current.weatherType, regionID: regionOnly ? region.id : nil, before: cursor, limit: limit), viewer: viewer
             )
-            items = page.posts.map { PostResponse($0, viewer: viewer, language: language) }
+            items = page.posts.map { PostResponse($0, viewer: viewer, language: language, media: links) }
             nextCursor = page.nextCursor
         }
         if includeWeather {

@@ -4,6 +4,7 @@ import WeatherboardAPI
 
 /// CONTRACT §5: reports, and the moderator API (role moderator or admin; 403 `forbidden` otherwise).
 struct ModerationController {
+    let mediaURLs: MediaURLs
     let moderation: ModerationService
     let posts: PostService
 
@@ -39,9 +40,10 @@ struct ModerationController {
         let (items, next) = try await moderation.queue(identity, after: try request.cursor(), limit: try request.pageLimit())
         let viewer = context.viewer
         let language = request.language
+        let links = mediaURLs.links(request, moderator: true)
         let wire = items.map { item in
             QueueItemResponse(
-                post: PostResponse(item.post, viewer: viewer, language: language, revisions: item.revisions),
+                post: PostResponse(item.post, viewer: viewer, language: language, media: links, revisions: item.revisions),
                 reports: item.reports.map(QueueReportResponse.init),
                 openReportCount: item.reports.count,
                 firstReportedAt: item.firstReportedAt
@@ -58,7 +60,7 @@ struct ModerationController {
         let (post, resolved) = try await moderation.decide(postID: postID, action: body.action, note: body.note, by: identity)
         let revisions = try await posts.revisions(postID: postID)
         return try jsonResponse(
-            DecisionResponse(post: PostResponse(post, viewer: context.viewer, language: request.language, revisions: revisions), resolvedReports: resolved)
+            DecisionResponse(post: PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request, moderator: true), revisions: revisions), resolvedReports: resolved)
         )
     }
 

@@ -7,6 +7,7 @@ import WeatherboardAPI
 
 /// CONTRACT §4: posts.
 struct PostsController {
+    let mediaURLs: MediaURLs
     let posts: PostService
     let moderation: ModerationService
     let weather: any WeatherProviding
@@ -36,9 +37,10 @@ struct PostsController {
         } else {
             location = nil
         }
-        let draft = PostDraft(weatherType: body.weatherType, category: body.category, title: body.title, body: body.body, location: location)
+        var draft = PostDraft(weatherType: body.weatherType, category: body.category, title: body.title, body: body.body, location: location)
+        draft.mediaIDs = try Self.mediaIDs(body.mediaIds) ?? []
         let (post, _) = try await posts.create(draft, by: identity, idempotencyKey: request.idempotencyKey)
-        return try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language), status: .created)
+        return try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request)), status: .created)
     }
 
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -55,9 +57,10 @@ struct PostsController {
             limit: try request.pageLimit()
         )
         let viewer = context.viewer
+        let links = mediaURLs.links(request)
         let page = try await posts.list(query, viewer: viewer)
         let language = request.language
-        var items = page.posts.map { PostResponse($0, viewer: viewer, language: language) }
+        var items = page.posts.map { PostResponse($0, viewer: viewer, language: language, media: links) }
         if includeWeather {
             items = await WeatherAttacher(weather: weather).attach(to: items, units: units, language: language, requester: WeatherRequester(context))
         }
@@ -66,7 +69,7 @@ struct PostsController {
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let post = try await posts.post(id: try context.pathID("id", "post"), viewer: context.viewer)
-        var response = try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language))
+        var response = try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request)))
         response.headers[.eTag] = PostETag.value(post)
         return response
     }
@@ -75,12 +78,24 @@ struct PostsController {
         let identity = try context.requireIdentity()
         let id = try context.pathID("id", "post")
         let body = try await request.decodeJSON(as: PatchPostRequest.self, context: context)
-        let patch = PostPatch(title: body.title, body: body.body, weatherType: body.weatherType, category: body.category)
+        let patch = PostPatch(
+            title: body.title, body: body.body, weatherType: body.weatherType, category: body.category, mediaIDs: try Self.mediaIDs(body.mediaIds)
+        )
         let precondition = PostETag.precondition(ifMatch: request.headers[values: .ifMatch], postID: id)
         let post = try await posts.update(id: id, patch: patch, precondition: precondition, by: identity)
-        var response = try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language))
+        var response = try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request)))
         response.headers[.eTag] = PostETag.value(post)
         return response
+    }
+
+    /// `mediaIds` as sent: ids are canonical decimal strings; anything else names no media (422 naming `mediaIds`).
+    static func mediaIDs(_ raw: [String]?) throws -> [Int]? {
+        try raw.map { ids in
+            try ids.map { text in
+                guard let id = CanonicalID.parse(text) else { throw APIError.invalidField("mediaIds", "'\(text.prefix(40))' is not a media id") }
+                return id
+            }
+        }
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {

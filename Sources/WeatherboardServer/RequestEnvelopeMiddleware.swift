@@ -3,6 +3,8 @@ import Database
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Imaging
+import MediaStorage
 import Logging
 import NIOCore
 import RateLimit
@@ -18,6 +20,9 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let logger: Logger
     let metrics: AppMetrics
+    /// The largest upload body (`POST /v1/media`): `MEDIA_MAX_BYTES` plus room for the form around the file.
+    /// Every other body is limited by the context's `maxUploadSize`.
+    var maxUploadBodyBytes: Int = 16 * 1024 * 1024 + 64 * 1024
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -27,8 +32,10 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
         var response: Response
         do {
             // Refuse an announced oversized body before reading it; chunked bodies hit `maxUploadSize`.
-            if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > context.maxUploadSize {
-                throw APIError(.contentTooLarge, "payload_too_large", "the request body is larger than 64 KiB")
+            let isUpload = request.method == .post && request.uri.path == "/v1/media"
+            let limit = isUpload ? maxUploadBodyBytes : context.maxUploadSize
+            if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+                throw APIError(.contentTooLarge, "payload_too_large", "the request body is larger than \(isUpload ? "the upload limit" : "64 KiB")")
             }
             response = try await next(request, context)
         } catch {
@@ -62,6 +69,11 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
         case let error as BoardError:
             apiError = APIError(error)
         case let error as RateLimitExceeded:
+            apiError = APIError(error)
+        case let error as ImageError:
+            apiError = APIError(error)
+        case let error as MediaStoreError:
+            logger.warning("media store failed", metadata: ["request_id": "\(requestID)", "error": "\(error)"])
             apiError = APIError(error)
         case let error as WeatherError:
             apiError = APIError(error)

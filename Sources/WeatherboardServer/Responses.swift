@@ -16,7 +16,7 @@ extension AccountResponse {
 
 extension PostResponse {
     /// `status` is shown to the author and to moderators only.
-    init(_ post: Post, viewer: Viewer, language: Language, revisions: [PostRevision]? = nil) {
+    init(_ post: Post, viewer: Viewer, language: Language, media: MediaLinks, revisions: [PostRevision]? = nil) {
         let isMine = post.authorID == viewer.accountID
         self.init(
             id: String(post.id),
@@ -30,6 +30,7 @@ extension PostResponse {
             updatedAt: post.updatedAt,
             edited: post.edited,
             isMine: isMine,
+            media: post.media.map(media.response),
             status: post.status(shownTo: viewer)?.rawValue,
             revisions: revisions.map { $0.map(RevisionResponse.init) }
         )

@@ -85,9 +85,25 @@ struct ClientWalk {
         try W.check(nearest.id == seoul.id && seoul.names.en == "Seoul", "nearestRegion", "\(nearest) vs \(seoul)")
         done("region search and nearest (\(seoul.name), \(seoul.id))")
 
-        // 3. A post (the fake provider reports rain, so the feed below shows it).
+        // 3. A photo through the generated multipartForm upload, then a post with it (the fake provider reports
+        //    rain, so the feed below shows the post).
+        guard let photo = Data(base64Encoded: Self.photoJPEG) else { throw WalkFailure(step: "photo fixture", detail: "not base64") }
+        let media = try await W.step(
+            "uploadMedia",
+            {
+                try await author.uploadMedia(
+                    body: .multipartForm([
+                        .file(.init(payload: .init(body: HTTPBody(photo)), filename: "IMG_0001.JPG")),
+                        .alt(.init(payload: .init(body: HTTPBody("비 오는 창가")))),
+                    ])
+                )
+            },
+            expect: { try $0.created.body.json }
+        )
+        try W.check(media.width == 16 && media.height == 12 && media.contentType == .imageJpeg && media.alt == "비 오는 창가", "uploadMedia", "\(media)")
+        done("uploadMedia through multipartForm (201, \(media.byteSize) bytes)")
         let draft = Components.Schemas.CreatePostRequest(
-            weatherType: .rain, category: .food, title: "비 오는 날엔", body: "파전에 막걸리 🌧️", regionId: seoul.id
+            weatherType: .rain, category: .food, title: "비 오는 날엔", body: "파전에 막걸리 🌧️", regionId: seoul.id, mediaIds: [media.id]
         )
         let post = try await W.step(
             "createPost",
@@ -95,6 +111,7 @@ struct ClientWalk {
             expect: { try $0.created.body.json }
         )
         try W.check(post.isMine && !post.edited && post.title == "비 오는 날엔" && post.region.id == seoul.id, "createPost", "\(post)")
+        try W.check(post.media.map(\.id) == [media.id], "createPost", "media \(post.media)")
         done("createPost (201)")
 
         // 4. The list with include=weather: region.currentWeather is a typed Weather.
@@ -206,4 +223,9 @@ struct ClientWalk {
         done("deletePost (204, then 404), logout (204, then 401)")
         return steps
     }
+}
+
+extension ClientWalk {
+    /// A 16×12 JPEG made with `vips copy a.ppm a.jpg[Q=80,strip]`: what a phone's camera roll would send, only small.
+    static let photoJPEG = "/9j/2wBDAAYEBQYFBAYGBQYHBwYIChAKCgkJChQODwwQFxQYGBcUFhYaHSUfGhsjHBYWICwgIyYnKSopGR8tMC0oMCUoKSj/2wBDAQcHBwoIChMKChMoGhYaKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCj/wAARCAAMABADASIAAhEBAxEB/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREAAgECBAQDBAcFBAQAAQJ3AAECAxEEBSExBhJBUQdhcRMiMoEIFEKRobHBCSMzUvAVYnLRChYkNOEl8RcYGRomJygpKjU2Nzg5OkNERUZHSElKU1RVVldYWVpjZGVmZ2hpanN0dXZ3eHl6goOEhYaHiImKkpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwDzXSfCn3f3f6V2ek+FPu/u/wBK7fSdOtuPkrs9J0624+Sljs7qanPwrxFV90//2Q=="
 }

@@ -1,0 +1,210 @@
+import Foundation
+import Imaging
+import Logging
+import MediaStorage
+import RateLimit
+
+/// CONTRACT §8: uploads (decoded and re-encoded off the request threads), their alt text, deletion, the
+/// moderators' view, and keeping each media's files on the side (public or private) its post allows.
+public struct MediaService: Sendable {
+    let records: MediaRecords
+    let files: MediaFiles
+    let processor: ImageProcessor
+    let rateLimiter: RateLimiter
+    let logger: Logger
+    let observer: (@Sendable (Event) -> Void)?
+
+    /// What happened, for metrics.
+    public enum Event: Sendable {
+        /// One upload: `outcome` is `created`, `unsupported`, `too_large_image`, `undecodable`, `timed_out`, `busy`,
+        /// `rate_limited`, `error`; bytes received and written; seconds spent decoding and encoding.
+        case upload(outcome: String, bytesIn: Int, bytesOut: Int, processingSeconds: Double?)
+        /// A storage call failed (put, move, delete, read).
+        case storageError(operation: String)
+    }
+
+    public init(
+        records: MediaRecords, files: MediaFiles, processor: ImageProcessor, rateLimiter: RateLimiter, logger: Logger,
+        observer: (@Sendable (Event) -> Void)? = nil
+    ) {
+        self.records = records
+        self.files = files
+        self.processor = processor
+        self.rateLimiter = rateLimiter
+        self.logger = logger
+        self.observer = observer
+    }
+
+    /// Uploads per account: anonymous 10, registered 50 an hour (any hour). Counted before the image is
+    /// decoded, so a stream of hostile files costs its sender the allowance, not the server its CPU.
+    static func uploadPolicy(_ identity: Identity) -> RateLimitPolicy {
+        identity.account.kind == .anonymous ? .anonymousUploads : .registeredUploads
+    }
+
+    public static func validateAlt(_ raw: String?) throws -> String? {
+        try raw.map { try TextRules.validate($0, field: "alt", range: 0...1500) }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Who may upload at all: checked before the body is read.
+    public func checkUploader(_ identity: Identity) throws {
+        try identity.requireNotBanned()
+    }
+
+    /// `POST /v1/media`: `file` is the upload, already streamed to a temporary file of `byteCount` bytes.
+    public func upload(file: String, byteCount: Int, alt rawAlt: String?, by identity: Identity) async throws -> Media {
+        try checkUploader(identity)
+        let alt = try Self.validateAlt(rawAlt)
+        do {
+            try await rateLimiter.acquire(Self.uploadPolicy(identity), subject: "\(identity.accountID)")
+        } catch {
+            observer?(.upload(outcome: "rate_limited", bytesIn: byteCount, bytesOut: 0, processingSeconds: nil))
+            throw error
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let image: ProcessedImage
+        do {
+            image = try await processor.process(file: file)
+        } catch let error as ImageError {
+            observer?(.upload(outcome: Self.outcome(error), bytesIn: byteCount, bytesOut: 0, processingSeconds: Self.seconds(clock.now - start)))
+            throw error
+        }
+        let seconds = Self.seconds(clock.now - start)
+        let key = MediaKey.random()
+        do {
+            try await files.put(key, full: image.full, preview: image.preview)
+        } catch {
+            observer?(.storageError(operation: "put"))
+            observer?(.upload(outcome: "error", bytesIn: byteCount, bytesOut: 0, processingSeconds: seconds))
+            await deleteFiles([key])
+            throw error
+        }
+        do {
+            let media = try await records.insert(
+                MediaRecords.NewMedia(
+                    ownerID: identity.accountID, storageKey: key, width: image.width, height: image.height,
+                    byteSize: image.full.count, previewByteSize: image.preview.count, blurhash: image.blurhash, alt: alt
+                )
+            )
+            observer?(.upload(outcome: "created", bytesIn: byteCount, bytesOut: image.full.count + image.preview.count, processingSeconds: seconds))
+            return media
+        } catch {
+            observer?(.upload(outcome: "error", bytesIn: byteCount, bytesOut: 0, processingSeconds: seconds))
+            await deleteFiles([key])
+            throw error
+        }
+    }
+
+    static func outcome(_ error: ImageError) -> String {
+        switch error {
+        case .unsupported: return "unsupported"
+        case .tooManyPixels: return "too_large_image"
+        case .undecodable: return "undecodable"
+        case .timedOut: return "timed_out"
+        case .busy: return "busy"
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// The caller's own media; anyone else's is `notOwner`, an unknown id `notFound`.
+    public func media(id: Int, by identity: Identity) async throws -> Media {
+        guard let media = try await records.media(id: id), !media.isRetired else { throw BoardError.notFound("media") }
+        guard media.ownerID == identity.accountID else { throw BoardError.notOwner }
+        return media
+    }
+
+    public func setAlt(id: Int, alt rawAlt: String?, by identity: Identity) async throws -> Media {
+        try identity.requireNotBanned()
+        let alt = try Self.validateAlt(rawAlt)
+        _ = try await media(id: id, by: identity)
+        guard let updated = try await records.setAlt(id: id, alt: alt) else { throw BoardError.notFound("media") }
+        return updated
+    }
+
+    /// `DELETE /v1/media/{id}`: off its post, files deleted. Media a report names stays, private, as evidence.
+    public func delete(id: Int, by identity: Identity) async throws {
+        _ = try await media(id: id, by: identity)
+        if let key = try await records.deleteOrRetire(id: id) {
+            await deleteFiles([key])
+        }
+        await syncVisibility(.media(id))
+    }
+
+    /// A moderator reads any media's file (public or private) through the API.
+    public func moderatorFile(id: Int, variant: MediaFiles.Variant, by identity: Identity) async throws -> [UInt8] {
+        try identity.requireModerator()
+        guard let media = try await records.media(id: id), let bytes = try await files.read(media, variant) else {
+            throw BoardError.notFound("media")
+        }
+        return bytes
+    }
+
+    /// Which media a sync looks at: everything due (the background loop), or what one request just changed.
+    public enum SyncScope: Sendable {
+        case all
+        case post(Int)
+        case owner(Int)
+        case media(Int)
+    }
+
+    /// Moves the files of media whose post changed visibility (the `sync_due` rows), up to `limit`; returns how
+    /// many were moved. A request that changed a post's visibility calls it for that post at once; the background
+    /// loop calls it for everything. A media whose move fails stays due and is retried.
+    @discardableResult
+    public func syncVisibility(_ scope: SyncScope = .all, limit: Int = 500) async -> Int {
+        let due: [(id: Int, key: String, isPublic: Bool, shouldBePublic: Bool)]
+        do {
+            due = try await records.dueForSync(scope, limit: limit)
+        } catch {
+            logger.warning("media visibility sync could not read its work; it is retried", metadata: ["error": "\(error)"])
+            return 0
+        }
+        var moved = 0
+        for item in due {
+            do {
+                if item.isPublic != item.shouldBePublic {
+                    try await files.setPublic(item.key, item.shouldBePublic)
+                    moved += 1
+                }
+                try await records.synced(id: item.id, isPublic: item.shouldBePublic)
+            } catch {
+                observer?(.storageError(operation: "move"))
+                logger.warning("media visibility sync failed for one media; it is retried", metadata: ["media": "\(item.id)", "error": "\(error)"])
+            }
+        }
+        return moved
+    }
+
+    /// The purger's media part: unattached media after `unattachedHours`, retired media no report names.
+    public func purge(unattachedHours: Int = 24, batchSize: Int = 500) async throws -> [String: Int] {
+        var counts: [String: Int] = ["media_unattached": 0, "media_retired": 0]
+        while true {
+            let keys = try await records.purgeUnattached(olderThanHours: unattachedHours, limit: batchSize)
+            await deleteFiles(keys)
+            counts["media_unattached", default: 0] += keys.count
+            if keys.count < batchSize { break }
+        }
+        while true {
+            let keys = try await records.purgeRetired(limit: batchSize)
+            await deleteFiles(keys)
+            counts["media_retired", default: 0] += keys.count
+            if keys.count < batchSize { break }
+        }
+        return counts
+    }
+
+    /// Best effort: a file that cannot be deleted now is logged (its row is already gone).
+    public func deleteFiles(_ keys: [String]) async {
+        for key in keys {
+            do {
+                try await files.delete(key)
+            } catch {
+                observer?(.storageError(operation: "delete"))
+                logger.warning("could not delete media files", metadata: ["key": "\(key)", "error": "\(error)"])
+            }
+        }
+    }
+}

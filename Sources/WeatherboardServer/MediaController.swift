@@ -1,0 +1,55 @@
+import Board
+import Foundation
+import Hummingbird
+import WeatherboardAPI
+
+/// CONTRACT §8: uploads and the owner's own media.
+struct MediaController {
+    let media: MediaService
+    let urls: MediaURLs
+    let maxFileBytes: Int
+    let temporaryDirectory: String
+
+    var endpoints: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        routes.post("media", use: upload)
+        routes.get("media/:id", use: show)
+        routes.patch("media/:id", use: update)
+        routes.delete("media/:id", use: delete)
+        return routes
+    }
+
+    @Sendable func upload(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        // Refused before a byte of the body is read.
+        try media.checkUploader(identity)
+        guard let boundary = MultipartUpload.boundary(of: request.headers[.contentType]) else {
+            throw APIError(.unsupportedMediaType, "unsupported_media_type", "send multipart/form-data with a `file` part")
+        }
+        let upload = try await MultipartUpload.read(
+            request.body, boundary: boundary, maxFileBytes: maxFileBytes, maxFieldBytes: 8 * 1024, temporaryDirectory: temporaryDirectory
+        )
+        defer { upload.removeFile() }
+        guard let path = upload.filePath, upload.fileBytes > 0 else { throw APIError.invalidField("file", "is required") }
+        let created = try await media.upload(file: path, byteCount: upload.fileBytes, alt: upload.fields["alt"], by: identity)
+        return try jsonResponse(urls.response(created, request: request), status: .created)
+    }
+
+    @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let found = try await media.media(id: try context.pathID("id", "media"), by: try context.requireIdentity())
+        return try jsonResponse(urls.response(found, request: request))
+    }
+
+    @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let id = try context.pathID("id", "media")
+        let body = try await request.decodeJSON(as: PatchMediaRequest.self, context: context)
+        let updated = try await media.setAlt(id: id, alt: body.alt, by: identity)
+        return try jsonResponse(urls.response(updated, request: request))
+    }
+
+    @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await media.delete(id: try context.pathID("id", "media"), by: try context.requireIdentity())
+        return noContent()
+    }
+}

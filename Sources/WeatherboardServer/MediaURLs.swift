@@ -1,0 +1,70 @@
+import Board
+import HTTPTypes
+import Hummingbird
+import WeatherboardAPI
+
+/// Absolute URLs for media objects (CONTRACT §8): public ones under `MEDIA_PUBLIC_BASE_URL` (default: this
+/// server's own `/media/`, as the client reached it), moderators' under `/v1/moderation/media/{id}`.
+struct MediaURLs: Sendable {
+    /// `MEDIA_PUBLIC_BASE_URL`, ending in `/`; nil: this server's `/media/`.
+    let publicBase: String?
+
+    init(publicBase: String?) {
+        self.publicBase = publicBase.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
+    }
+
+    /// `scheme://host[:port]` as the client reached this server: the `Host` header (checked to be a plain host
+    /// and port), `https` when a proxy says so in `X-Forwarded-Proto`.
+    static func origin(of request: Request) -> String {
+        let host = request.head.authority.flatMap { value in
+            value.utf8.allSatisfy({ byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || byte == 0x2e || byte == 0x2d || byte == 0x3a
+                    || byte == 0x5b || byte == 0x5d
+            }) && !value.isEmpty && value.utf8.count <= 255 ? value : nil
+        } ?? "localhost"
+        let scheme = Self.forwardedProto.flatMap { request.headers[$0] }?.lowercased() == "https" ? "https" : "http"
+        return "\(scheme)://\(host)"
+    }
+
+    static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")
+
+    func base(for request: Request) -> String {
+        publicBase ?? Self.origin(of: request) + "/media/"
+    }
+
+    /// The public form of a media object.
+    func response(_ media: Media, base: String) -> MediaResponse {
+        MediaResponse(
+            id: String(media.id),
+            url: base + MediaFiles.publicName(media.storageKey, .full),
+            previewUrl: base + MediaFiles.publicName(media.storageKey, .preview),
+            width: media.width, height: media.height, blurhash: media.blurhash, alt: media.alt, contentType: Media.contentType,
+            byteSize: media.byteSize, createdAt: media.createdAt
+        )
+    }
+
+    func response(_ media: Media, request: Request) -> MediaResponse {
+        response(media, base: base(for: request))
+    }
+
+
+    /// How the media of the posts in one response are linked.
+    func links(_ request: Request, moderator: Bool = false) -> MediaLinks {
+        moderator ? MediaLinks(urls: self, moderatorOrigin: Self.origin(of: request), base: "") : MediaLinks(urls: self, moderatorOrigin: nil, base: base(for: request))
+    }
+}
+
+/// One response's way of turning media into wire objects: public URLs, or the moderators' (queue, decisions).
+struct MediaLinks: Sendable {
+    let urls: MediaURLs
+    let moderatorOrigin: String?
+    let base: String
+
+    func response(_ media: Media) -> MediaResponse {
+        guard let origin = moderatorOrigin else { return urls.response(media, base: base) }
+        var response = urls.response(media, base: "")
+        response.url = origin + "/v1/moderation/media/\(media.id)"
+        response.previewUrl = response.url + "/preview"
+        return response
+    }
+}

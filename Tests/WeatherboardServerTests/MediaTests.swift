@@ -1,0 +1,387 @@
+import Board
+import CurlClient
+import Database
+import Foundation
+import MediaStorage
+import Testing
+import WeatherboardServer
+
+/// Images made for the media tests by the `vips` CLI (libvips-tools, installed by `deploy/dev`) from pixels
+/// written here as PPM.
+enum MediaFixtures {
+    static let directory: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("weatherboard-media-tests-\(getpid())").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }()
+
+    static func run(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestFailure("\(arguments.joined(separator: " ")) failed") }
+    }
+
+    /// A `width × height` image in the format of `name`'s extension (`.jpg`, `.png`, `.webp`).
+    static func image(_ name: String, width: Int = 64, height: Int = 48) throws -> [UInt8] {
+        var ppm = Array("P6\n\(width) \(height)\n255\n".utf8)
+        for y in 0..<height {
+            for x in 0..<width {
+                ppm.append(x < width / 2 ? 220 : 20)
+                ppm.append(y < height / 2 ? 40 : 200)
+                ppm.append(UInt8((x * 255) / max(1, width - 1)))
+            }
+        }
+        let source = directory + "/\(name).ppm"
+        try Data(ppm).write(to: URL(fileURLWithPath: source))
+        let output = directory + "/" + name
+        try run(["vips", "copy", source, output])
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
+    }
+
+    static var jpeg: [UInt8] { get throws { try image("photo.jpg") } }
+    static var png: [UInt8] { get throws { try image("drawing.png", width: 40, height: 90) } }
+}
+
+extension TestServer {
+    /// `POST /v1/media` as a phone sends it: `multipart/form-data` with `file` and, optionally, `alt`.
+    func upload(_ bytes: [UInt8], filename: String = "IMG_0001.HEIC", alt: String? = nil, token: String) async throws -> CurlResponse {
+        let boundary = "wbboundary\(UInt32.random(in: 0...UInt32.max))"
+        var body: [UInt8] = []
+        if let alt {
+            body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"alt\"\r\n\r\n\(alt)\r\n".utf8)
+        }
+        body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(filename)\"\r\nContent-Type: image/heic\r\n\r\n".utf8)
+        body += bytes
+        body += Array("\r\n--\(boundary)--\r\n".utf8)
+        return try await request(
+            "POST", "/v1/media", headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "multipart/form-data; boundary=\(boundary)")], body: body
+        )
+    }
+
+    /// A GET of an absolute URL the server handed out.
+    func fetch(_ url: String, token: String? = nil) async throws -> CurlResponse {
+        var headers: [(String, String)] = []
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        return try await sharedClient.send(CurlRequest(method: "GET", url: url, headers: headers, body: nil, timeoutMilliseconds: 15_000))
+    }
+}
+
+/// Runs `body` against a server whose media live in a fresh directory (`MEDIA_STORAGE=local`).
+func withMediaServer<T: Sendable>(
+    configure: @escaping (inout AppConfiguration) -> Void = { _ in },
+    _ body: @Sendable (TestServer) async throws -> T
+) async throws -> T {
+    let directory = MediaFixtures.directory + "/store-\(UUID().uuidString)"
+    return try await withTestServer(configure: { configuration in
+        configuration.mediaStorage = .local(directory: directory)
+        configure(&configuration)
+    }, body)
+}
+
+/// JPEG marker segments (APPn, COM) in a file: what a metadata check reads.
+func jpegMarkers(_ bytes: [UInt8]) -> [UInt8] {
+    var markers: [UInt8] = []
+    var i = 2
+    while i + 4 <= bytes.count, bytes[i] == 0xFF {
+        let marker = bytes[i + 1]
+        markers.append(marker)
+        if marker == 0xDA { break }  // start of scan: entropy-coded data follows
+        let length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+        i += 2 + length
+    }
+    return markers
+}
+
+@Suite("Media (CONTRACT §8)")
+struct MediaTests {
+    @Test("an upload is re-encoded as a JPEG with absolute URLs, a preview and a BlurHash; its files are served immutable")
+    func uploadAndServe() async throws {
+        try await withMediaServer { server in
+            let account = try await server.anonymousAccount()
+            let response = try await server.upload(try MediaFixtures.png, alt: "비 오는 창가", token: account.token)
+            #expect(response.status == 201, "\(response.text)")
+            let media = response.object
+            #expect(media["contentType"] as? String == "image/jpeg")
+            #expect(media["width"] as? Int == 40)
+            #expect(media["height"] as? Int == 90)
+            #expect(media["alt"] as? String == "비 오는 창가")
+            let blurhash = media["blurhash"] as? String ?? ""
+            #expect(blurhash.count == 28)  // size flag, max AC, DC (4) and 11 AC components (2 each): 4×3
+            let url = try #require(media["url"] as? String)
+            let preview = try #require(media["previewUrl"] as? String)
+            #expect(url.hasPrefix("http://127.0.0.1:\(server.port)/media/"))
+            let file = try await server.fetch(url)
+            #expect(file.status == 200)
+            #expect(file.header("content-type") == "image/jpeg")
+            #expect(file.header("cache-control") == "public, max-age=31536000, immutable")
+            #expect(file.header("etag") != nil)
+            #expect(Array(file.body.prefix(3)) == [0xFF, 0xD8, 0xFF])
+            #expect(file.body.count == media["byteSize"] as? Int)
+            // No metadata segment at all: only the JPEG's own tables before the scan.
+            let markers = jpegMarkers(file.body)
+            let metadata = markers.filter { marker in (0xE1...0xEF).contains(marker) || marker == 0xFE }
+            #expect(metadata.isEmpty)
+            #expect(try await server.fetch(preview).status == 200)
+            // The key in the URL is unguessable: 32 base32 characters.
+            let key = url.split(separator: "/").last.map { $0.dropLast(4) } ?? ""
+            #expect(key.count == 32)
+        }
+    }
+
+    @Test("refusals: not an image 415, not multipart 415, too large 413, broken 422, no file 422, long or NUL alt 422, banned 403")
+    func refusals() async throws {
+        try await withMediaServer(configure: { $0.mediaMaxBytes = 64 * 1024 }) { server in
+            let account = try await server.anonymousAccount()
+            let text = try await server.upload(Array("just some text, named .jpg".utf8), filename: "cat.jpg", token: account.token)
+            #expect(text.status == 415)
+            #expect(text.errorCode == "unsupported_media_type")
+            let json = try await server.json("POST", "/v1/media", token: account.token, ["file": "abc"])
+            #expect(json.status == 415)
+            let big = try await server.upload([0xFF, 0xD8, 0xFF] + [UInt8](repeating: 7, count: 100 * 1024), token: account.token)
+            #expect(big.status == 413)
+            #expect(big.errorCode == "payload_too_large")
+            let jpeg = try MediaFixtures.jpeg
+            let truncated = try await server.upload(Array(jpeg.prefix(jpeg.count / 3)), token: account.token)
+            #expect(truncated.status == 422)
+            #expect(truncated.errorCode == "invalid_field")
+            #expect(truncated.errorMessage?.hasPrefix("file") == true)
+            let boundary = "b0und4ry"
+            let empty = try await server.request(
+                "POST", "/v1/media", headers: [("Authorization", "Bearer \(account.token)"), ("Content-Type", "multipart/form-data; boundary=\(boundary)")],
+                body: Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"alt\"\r\n\r\nx\r\n--\(boundary)--\r\n".utf8)
+            )
+            #expect(empty.status == 422)
+            #expect(empty.errorMessage?.hasPrefix("file") == true)
+            #expect(try await server.upload(jpeg, alt: String(repeating: "가", count: 1501), token: account.token).status == 422)
+            #expect(try await server.upload(jpeg, alt: "a\u{0}b", token: account.token).status == 422)
+            #expect(try await server.upload(jpeg, alt: String(repeating: "가", count: 1500), token: account.token).status == 201)
+
+            let (moderator, _, _) = try await server.registeredAccount(prefix: "mod")
+            try await server.grantRole("moderator", to: moderator)
+            #expect(try await server.json("POST", "/v1/moderation/accounts/\(account.id)/ban", token: moderator.token, ["until": NSNull(), "reason": "x"]).status == 200)
+            let banned = try await server.upload(jpeg, token: account.token)
+            #expect(banned.status == 403)
+            #expect(banned.errorCode == "account_banned")
+        }
+    }
+
+    @Test("only the owner reads, edits and deletes a media object; deleting it removes its files")
+    func ownerOnly() async throws {
+        try await withMediaServer { server in
+            let owner = try await server.anonymousAccount()
+            let other = try await server.anonymousAccount()
+            let media = try await server.upload(try MediaFixtures.jpeg, token: owner.token).object
+            let id = try #require(media["id"] as? String)
+            #expect(try await server.json("GET", "/v1/media/\(id)", token: owner.token).status == 200)
+            #expect(try await server.json("GET", "/v1/media/\(id)", token: other.token).errorCode == "not_owner")
+            #expect(try await server.json("PATCH", "/v1/media/\(id)", token: other.token, ["alt": "mine now"]).status == 403)
+            #expect(try await server.json("DELETE", "/v1/media/\(id)", token: other.token).status == 403)
+            for bad in ["0\(id)", "+\(id)", "99999999999999999999", "abc"] {
+                #expect(try await server.json("GET", "/v1/media/\(bad)", token: owner.token).status == 404)
+            }
+            let patched = try await server.json("PATCH", "/v1/media/\(id)", token: owner.token, ["alt": "  새 설명  "])
+            #expect(patched.object["alt"] as? String == "새 설명")
+            #expect(try await server.json("PATCH", "/v1/media/\(id)", token: owner.token, ["alt": NSNull()]).object["alt"] is NSNull)
+            let url = try #require(media["url"] as? String)
+            #expect(try await server.json("DELETE", "/v1/media/\(id)", token: owner.token).status == 204)
+            #expect(try await server.fetch(url).status == 404)
+            #expect(try await server.json("GET", "/v1/media/\(id)", token: owner.token).status == 404)
+        }
+    }
+
+    @Test("posts take up to 4 of the caller's media in order; lists carry them; a replaced media is deleted")
+    func postsWithMedia() async throws {
+        try await withMediaServer { server in
+            let (author, _, _) = try await server.registeredAccount(prefix: "photo")
+            let other = try await server.anonymousAccount()
+            var ids: [String] = []
+            for _ in 0..<5 {
+                ids.append(try #require(try await server.upload(try MediaFixtures.jpeg, token: author.token).object["id"] as? String))
+            }
+            let foreign = try #require(try await server.upload(try MediaFixtures.png, token: other.token).object["id"] as? String)
+            let payload: ([String]) -> [String: Any] = { ["weatherType": "rain", "category": "food", "body": "사진과 함께", "regionId": "1835848", "mediaIds": $0] }
+            #expect(try await server.json("POST", "/v1/posts", token: author.token, payload(ids)).errorMessage?.hasPrefix("mediaIds") == true)
+            #expect(try await server.json("POST", "/v1/posts", token: author.token, payload([ids[0], foreign])).errorMessage?.hasPrefix("mediaIds") == true)
+            #expect(try await server.json("POST", "/v1/posts", token: author.token, payload([ids[0], ids[0]])).status == 422)
+            #expect(try await server.json("POST", "/v1/posts", token: author.token, payload(["x"])).status == 422)
+
+            let created = try await server.json("POST", "/v1/posts", token: author.token, payload([ids[2], ids[0]]))
+            #expect(created.status == 201)
+            let postID = try #require(created.object["id"] as? String)
+            #expect((created.object["media"] as? [[String: Any]])?.map { $0["id"] as? String } == [ids[2], ids[0]])
+            // A media object is on one post at most.
+            #expect(try await server.json("POST", "/v1/posts", token: author.token, payload([ids[0]])).status == 422)
+
+            let list = try await server.json("GET", "/v1/posts?authorId=\(author.id)")
+            #expect((list.items.first?["media"] as? [[String: Any]])?.count == 2)
+            let plain = try await server.createPost(author, body: "사진 없는 글")
+            #expect((plain["media"] as? [Any])?.isEmpty == true)
+
+            // Replace the list: ids[2] stays, ids[0] is left off (deleted), ids[1] added.
+            let dropped = try #require((created.object["media"] as? [[String: Any]])?.last?["url"] as? String)
+            let edited = try await server.json("PATCH", "/v1/posts/\(postID)", token: author.token, ["mediaIds": [ids[1], ids[2]]])
+            #expect(edited.status == 200)
+            #expect((edited.object["media"] as? [[String: Any]])?.map { $0["id"] as? String } == [ids[1], ids[2]])
+            #expect(try await server.fetch(dropped).status == 404)
+            #expect(try await server.json("GET", "/v1/media/\(ids[0])", token: author.token).status == 404)
+        }
+    }
+
+    @Test("hidden, removed and deleted posts stop serving their media publicly; restore brings it back; moderators always see it")
+    func visibility() async throws {
+        try await withMediaServer { server in
+            let author = try await server.anonymousAccount()
+            let (moderator, _, _) = try await server.registeredAccount(prefix: "mod")
+            try await server.grantRole("moderator", to: moderator)
+            let mediaID = try #require(try await server.upload(try MediaFixtures.jpeg, alt: "증거", token: author.token).object["id"] as? String)
+            let post = try await server.json(
+                "POST", "/v1/posts", token: author.token, ["weatherType": "snow", "category": "place", "body": "눈 오는 공원", "regionId": "1835848", "mediaIds": [mediaID]]
+            ).object
+            let postID = try #require(post["id"] as? String)
+            let url = try #require((post["media"] as? [[String: Any]])?.first?["url"] as? String)
+            #expect(try await server.fetch(url).status == 200)
+
+            let reporter = try await server.anonymousAccount()
+            #expect(try await server.json("POST", "/v1/posts/\(postID)/reports", token: reporter.token, ["reason": "spam"]).status == 201)
+            let queue = try await server.json("GET", "/v1/moderation/queue?limit=100", token: moderator.token)
+            let item = try #require(queue.items.first { ($0["post"] as? [String: Any])?["id"] as? String == postID })
+            let queued = try #require(((item["post"] as? [String: Any])?["media"] as? [[String: Any]])?.first)
+            let moderatorURL = try #require(queued["url"] as? String)
+            #expect(moderatorURL.hasSuffix("/v1/moderation/media/\(mediaID)"))
+
+            #expect(try await server.json("POST", "/v1/moderation/posts/\(postID)/decision", token: moderator.token, ["action": "remove"]).status == 200)
+            #expect(try await server.fetch(url).status == 404)
+            let seen = try await server.fetch(moderatorURL, token: moderator.token)
+            #expect(seen.status == 200)
+            #expect(Array(seen.body.prefix(2)) == [0xFF, 0xD8])
+            #expect(try await server.fetch(moderatorURL + "/preview", token: moderator.token).status == 200)
+            #expect(try await server.fetch(moderatorURL, token: reporter.token).status == 403)
+            #expect(try await server.fetch(moderatorURL).status == 401)
+
+            #expect(try await server.json("POST", "/v1/moderation/posts/\(postID)/decision", token: moderator.token, ["action": "restore"]).status == 200)
+            #expect(try await server.fetch(url).status == 200)
+
+            #expect(try await server.json("DELETE", "/v1/posts/\(postID)", token: author.token).status == 204)
+            #expect(try await server.fetch(url).status == 404)
+            #expect(try await server.fetch(moderatorURL, token: moderator.token).status == 200)
+        }
+    }
+
+    @Test("a report's snapshot keeps the post's media as evidence through the author's account deletion")
+    func evidenceSurvivesDeletion() async throws {
+        try await withMediaServer { server in
+            let author = try await server.anonymousAccount()
+            let (moderator, _, _) = try await server.registeredAccount(prefix: "mod")
+            try await server.grantRole("moderator", to: moderator)
+            let kept = try #require(try await server.upload(try MediaFixtures.jpeg, token: author.token).object["id"] as? String)
+            let loose = try #require(try await server.upload(try MediaFixtures.png, token: author.token).object["url"] as? String)
+            let post = try await server.json(
+                "POST", "/v1/posts", token: author.token, ["weatherType": "rain", "category": "food", "body": "광고 사진", "regionId": "1835848", "mediaIds": [kept]]
+            ).object
+            let postID = try #require(post["id"] as? String)
+            let url = try #require((post["media"] as? [[String: Any]])?.first?["url"] as? String)
+            let reporter = try await server.anonymousAccount()
+            #expect(try await server.json("POST", "/v1/posts/\(postID)/reports", token: reporter.token, ["reason": "spam"]).status == 201)
+            let snapshot = try await server.dependencies.database.query("SELECT array_to_string(reported_media, ',') AS ids FROM reports WHERE post_id = \(Int(postID)!)")
+            #expect(try snapshot[0].decode(String.self, "ids") == kept)
+
+            #expect(try await server.json("DELETE", "/v1/accounts/me", token: author.token).status == 204)
+            #expect(try await server.fetch(url).status == 404)
+            #expect(try await server.fetch(loose).status == 404)
+            let evidence = try await server.fetch(server.baseURL + "/v1/moderation/media/\(kept)", token: moderator.token)
+            #expect(evidence.status == 200)
+        }
+    }
+
+    @Test("the purger deletes media never attached after 24 hours, and nothing younger")
+    func purgeUnattached() async throws {
+        try await withMediaServer { server in
+            let account = try await server.anonymousAccount()
+            let old = try await server.upload(try MediaFixtures.jpeg, token: account.token).object
+            let young = try await server.upload(try MediaFixtures.png, token: account.token).object
+            let oldID = try #require(old["id"] as? String)
+            try await server.dependencies.database.execute("UPDATE media SET created_at = now() - interval '25 hours' WHERE id = \(Int(oldID)!)")
+            let counts = try await server.dependencies.media.purge()
+            #expect((counts["media_unattached"] ?? 0) >= 1)
+            #expect(try await server.fetch(try #require(old["url"] as? String)).status == 404)
+            #expect(try await server.json("GET", "/v1/media/\(oldID)", token: account.token).status == 404)
+            #expect(try await server.fetch(try #require(young["url"] as? String)).status == 200)
+        }
+    }
+
+    @Test("uploads are limited per account: 14 parallel uploads from an anonymous account, exactly 10 made")
+    func uploadLimit() async throws {
+        try await withMediaServer(configure: { $0.imageQueue = 16 }) { server in
+            let account = try await server.anonymousAccount()
+            let image = try MediaFixtures.image("tiny.png", width: 8, height: 8)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<14 { group.addTask { try await server.upload(image, token: account.token).status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 201 }.count == 10)
+            #expect(statuses.filter { $0 == 429 }.count == 4)
+        }
+    }
+}
+
+/// The same upload and visibility rules with `MEDIA_STORAGE=s3`, against the S3 stand-in `deploy/dev test` starts
+/// (moto, signature checks on): the files are objects in the bucket, moved between `public/` and `private/`.
+@Suite("Media on S3")
+struct MediaOnS3Tests {
+    static func environment() -> [String: String]? {
+        let env = ProcessInfo.processInfo.environment
+        var mapped: [String: String] = ["MEDIA_STORAGE": "s3"]
+        for name in ["ENDPOINT", "BUCKET", "REGION", "ACCESS_KEY_ID", "SECRET_ACCESS_KEY"] {
+            guard let value = env["WEATHERBOARD_TEST_S3_\(name)"], !value.isEmpty else {
+                if name == "REGION" { continue }
+                return nil
+            }
+            mapped["S3_\(name)"] = value
+        }
+        mapped["MEDIA_PUBLIC_BASE_URL"] = (mapped["S3_ENDPOINT"] ?? "") + "/" + (mapped["S3_BUCKET"] ?? "") + "/public/"
+        return mapped
+    }
+
+    @Test("an upload lands in the bucket as two JPEG objects; a removal moves them to private/, a restore back")
+    func uploadAndHide() async throws {
+        guard let environment = Self.environment() else {
+            Issue.record("WEATHERBOARD_TEST_S3_* are not set: run the tests with `deploy/dev test`")
+            return
+        }
+        let storage = try MediaStorageConfiguration(environment: environment, defaultDirectory: "unused", defaultPublicBaseURL: "")
+        let store = storage.makeStore(httpClient: sharedClient)
+        try await withTestServer(configure: { $0.mediaStorage = storage }) { server in
+            let author = try await server.anonymousAccount()
+            let uploaded = try await server.upload(try MediaFixtures.jpeg, token: author.token)
+            #expect(uploaded.status == 201, "\(uploaded.text)")
+            let url = try #require(uploaded.object["url"] as? String)
+            #expect(url.hasPrefix(environment["MEDIA_PUBLIC_BASE_URL"] ?? "?"))
+            let name = try #require(url.split(separator: "/").last.map(String.init))
+            let object = try #require(try await store.get("public/" + name))
+            #expect(Array(object.prefix(3)) == [0xFF, 0xD8, 0xFF])
+            #expect(object.count == uploaded.object["byteSize"] as? Int)
+
+            let mediaID = try #require(uploaded.object["id"] as? String)
+            let post = try await server.json(
+                "POST", "/v1/posts", token: author.token, ["weatherType": "mist", "category": "music", "body": "안개 낀 날의 노래", "regionId": "1835848", "mediaIds": [mediaID]]
+            )
+            let postID = try #require(post.object["id"] as? String)
+            let (moderator, _, _) = try await server.registeredAccount(prefix: "mod")
+            try await server.grantRole("moderator", to: moderator)
+            let reporter = try await server.anonymousAccount()
+            #expect(try await server.json("POST", "/v1/posts/\(postID)/reports", token: reporter.token, ["reason": "spam"]).status == 201)
+            #expect(try await server.json("POST", "/v1/moderation/posts/\(postID)/decision", token: moderator.token, ["action": "remove"]).status == 200)
+            #expect(try await store.get("public/" + name) == nil)
+            #expect(try await store.get("private/" + name) != nil)
+            #expect(try await server.fetch(server.baseURL + "/v1/moderation/media/\(mediaID)", token: moderator.token).status == 200)
+            #expect(try await server.json("POST", "/v1/moderation/posts/\(postID)/decision", token: moderator.token, ["action": "restore"]).status == 200)
+            #expect(try await store.get("public/" + name) != nil)
+            #expect(try await store.get("private/" + name) == nil)
+        }
+    }
+}
