@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Hashing
 import NIOPosix
 
@@ -63,16 +64,14 @@ public final class PasswordHasher: Sendable {
 }
 
 /// Counts work admitted to the hasher.
-final class Gate: @unchecked Sendable {
-    // Safety: `count` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var count = 0
+final class Gate: Sendable {
+    private let count = Mutex(0)
     private let limit: Int
 
     init(limit: Int) { self.limit = limit }
 
     func enter() -> Bool {
-        lock.withLock {
+        count.withLock { count in
             guard count < limit else { return false }
             count += 1
             return true
@@ -80,22 +79,20 @@ final class Gate: @unchecked Sendable {
     }
 
     func leave() {
-        lock.withLock { count -= 1 }
+        count.withLock { $0 -= 1 }
     }
 }
 
 /// The dummy hash, made once.
-final class DummyHash: @unchecked Sendable {
-    // Safety: `hash` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var hash: PasswordHash?
+final class DummyHash: Sendable {
+    private let hash = Mutex<PasswordHash?>(nil)
     private let parameters: PasswordHash.Parameters
 
     init(parameters: PasswordHash.Parameters) { self.parameters = parameters }
 
     /// Nil only if the parameters are unsupported, in which case `hash` fails too.
     var value: PasswordHash? {
-        lock.withLock {
+        hash.withLock { hash in
             if let hash { return hash }
             let made = try? PasswordHash.create(password: Token.generate().value, parameters: parameters)
             hash = made

@@ -19,10 +19,10 @@ public struct PostgresAccountStore: AccountStore {
     static func account(from row: PostgresRow) throws -> Account {
         Account(
             id: try row.decode(Int.self, "id"),
-            kind: AccountKind(rawValue: try row.decode(String.self, "kind")) ?? .anonymous,
+            kind: try UnknownStoredValue.decode(AccountKind.self, row.decode(String.self, "kind"), column: "accounts.kind"),
             username: try row.decode(String?.self, "username"),
             displayName: try row.decode(String.self, "display_name"),
-            role: Role(rawValue: try row.decode(String.self, "role")) ?? .member,
+            role: try UnknownStoredValue.decode(Role.self, row.decode(String.self, "role"), column: "accounts.role"),
             banned: try row.decode(Bool.self, "banned_now"),
             bannedUntil: try row.decode(Date?.self, "banned_until_now"),
             createdAt: try row.decode(Date.self, "created_at")

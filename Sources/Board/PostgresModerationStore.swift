@@ -20,7 +20,7 @@ public struct PostgresModerationStore: ModerationStore {
             note: try row.decode(String?.self, "note"),
             reportedTitle: try row.decode(String?.self, "reported_title"),
             reportedBody: try row.decode(String.self, "reported_body"),
-            outcome: ReportOutcome(rawValue: try row.decode(String.self, "status")) ?? .open,
+            outcome: try UnknownStoredValue.decode(ReportOutcome.self, row.decode(String.self, "status"), column: "reports.status"),
             createdAt: try row.decode(Date.self, "created_at")
         )
     }

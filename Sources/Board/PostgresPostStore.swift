@@ -43,11 +43,11 @@ public struct PostgresPostStore: PostStore {
                 nameKorean: try optional(String.self, .nameKorean),
                 countryCode: try value(String.self, .countryCode)
             ),
-            weatherType: WeatherType(rawValue: try value(String.self, .weatherType)) ?? .unknown,
-            category: Category(rawValue: try value(String.self, .category)) ?? .food,
+            weatherType: try UnknownStoredValue.decode(WeatherType.self, value(String.self, .weatherType), column: "posts.weather_type"),
+            category: try UnknownStoredValue.decode(Category.self, value(String.self, .category), column: "posts.category"),
             title: try optional(String.self, .title),
             body: try value(String.self, .body),
-            status: PostStatus(rawValue: try value(String.self, .status)) ?? .hidden,
+            status: try UnknownStoredValue.decode(PostStatus.self, value(String.self, .status), column: "posts.status"),
             hiddenReason: try optional(String.self, .hiddenReason),
             deleted: try value(Bool.self, .deleted),
             createdAt: try value(Date.self, .createdAt),
@@ -261,6 +261,6 @@ public struct PostgresPostStore: PostStore {
 
     public func accountRole(_ accountID: Int) async throws -> Role? {
         try await database.query("SELECT role FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL").first
-            .map { Role(rawValue: try $0.decode(String.self, "role")) ?? .member }
+            .map { try UnknownStoredValue.decode(Role.self, $0.decode(String.self, "role"), column: "accounts.role") }
     }
 }

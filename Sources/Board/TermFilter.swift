@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The blocked-term filter: substring matching after the same folding of both the term and the text
 /// (CONTRACT §5): NFKC normalization, case folding and removal of default-ignorable code points, so
@@ -65,23 +66,17 @@ public final class TermFilter: ContentFilter {
     }
 }
 
-final class TermCache: @unchecked Sendable {
-    // Safety: fields are only touched while `lock` is held.
-    private let lock = NSLock()
-    private var terms: [String] = []
-    private var loadedAt: Date?
+final class TermCache: Sendable {
+    private let state = Mutex<(terms: [String], loadedAt: Date?)>(([], nil))
 
     func fresh(maxAge: Double) -> [String]? {
-        lock.withLock {
-            guard let loadedAt, Date().timeIntervalSince(loadedAt) < maxAge else { return nil }
-            return terms
+        state.withLock { state in
+            guard let loadedAt = state.loadedAt, Date().timeIntervalSince(loadedAt) < maxAge else { return nil }
+            return state.terms
         }
     }
 
     func store(_ terms: [String]) {
-        lock.withLock {
-            self.terms = terms
-            self.loadedAt = Date()
-        }
+        state.withLock { $0 = (terms, Date()) }
     }
 }

@@ -1,5 +1,6 @@
 import Database
 import Foundation
+import Synchronization
 import Metrics
 import NIOCore
 import Prometheus
@@ -138,13 +139,11 @@ public final class AppMetrics: Sendable {
 }
 
 /// Last-seen totals, to turn cumulative numbers into counter increments.
-final class CounterState: @unchecked Sendable {
-    // Safety: `totals` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var totals: [String: Int] = [:]
+final class CounterState: Sendable {
+    private let totals = Mutex<[String: Int]>([:])
 
     func delta(key: String, total: Int) -> Int {
-        lock.withLock {
+        totals.withLock { totals in
             let previous = totals[key] ?? 0
             totals[key] = total
             return max(0, total - previous)
@@ -159,13 +158,11 @@ struct RequestKey: Hashable, Sendable {
 }
 
 /// A lock-protected map from a key to metric handles made on first use.
-final class HandleCache<Key: Hashable & Sendable, Value>: @unchecked Sendable {
-    // Safety: `values` is only touched while `lock` is held; metric handles are themselves thread-safe.
-    private let lock = NSLock()
-    private var values: [Key: Value] = [:]
+final class HandleCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private let values = Mutex<[Key: Value]>([:])
 
     func get(_ key: Key, make: () -> Value) -> Value {
-        lock.withLock {
+        values.withLock { values in
             if let value = values[key] { return value }
             let value = make()
             values[key] = value
