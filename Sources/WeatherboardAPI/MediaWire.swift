@@ -55,4 +55,17 @@ public struct PatchMediaRequest: Codable, Sendable {
     public init(alt: String?) {
         self.alt = alt
     }
+
+    enum CodingKeys: String, CodingKey {
+        case alt
+    }
+
+    /// `alt` must be sent (null to remove it): `{}` says nothing and is refused (422 naming `alt`).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        guard c.contains(.alt) else {
+            throw DecodingError.keyNotFound(CodingKeys.alt, .init(codingPath: [], debugDescription: "alt is required"))
+        }
+        alt = try c.decodeNil(forKey: .alt) ? nil : try c.decode(String.self, forKey: .alt)
+    }
 }
