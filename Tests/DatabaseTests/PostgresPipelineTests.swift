@@ -120,15 +120,25 @@ struct ParkedConnection {
     static func park(_ pool: PostgresPool) async throws -> ParkedConnection {
         let lock = try await HeldAdvisoryLock.acquire()
         let parked = Task { [key = lock.key] in try await pool.query("SELECT pg_advisory_lock(\(key))") }
-        while pool.usage.inUse < 1 { await Task.yield() }
+        do {
+            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
+            while pool.usage.inUse < 1, ContinuousClock.now < deadline { await Task.yield() }
+        }
         return ParkedConnection(pool: pool, lock: lock, parked: parked)
     }
 
     /// Starts `work` and returns once it waits in the pool's queue, so jobs queue in the order given.
     func queue<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async -> Task<T, any Error> {
-        let waiting = pool.usage.waiting
+        let before = pool.usage
         let task = Task { try await work() }
-        while pool.usage.waiting <= waiting { await Task.yield() }
+        // Queued, or (on a loaded machine, after `spareAfter`) already taken by a standby connection: either
+        // way it is in the pool's hands. Bounded, so a test can fail but never hang.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let now = pool.usage
+            if now.waiting > before.waiting || now.inUse > before.inUse { break }
+            await Task.yield()
+        }
         return task
     }
 

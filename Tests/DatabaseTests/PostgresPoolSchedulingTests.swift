@@ -126,7 +126,10 @@ struct PostgresPoolSchedulingTests {
         let pool = TestDatabase.pool(size: 3, activeConnections: 2)
         defer { pool.shutdown() }
         #expect(try await pool.query("SELECT \(1) AS n")[0].decode(Int.self, "n") == 1)
-        while !pool.queue.rest.atRest || pool.queue.rest.threadIDs.count < 4 { await Task.yield() }
+        do {
+            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
+            while !pool.queue.rest.atRest || pool.queue.rest.threadIDs.count < 4, ContinuousClock.now < deadline { await Task.yield() }
+        }
         let rest = pool.queue.rest
         let switches = rest.threadIDs.map(Self.contextSwitches)
         #expect(switches.allSatisfy { $0 != nil })
@@ -160,7 +163,10 @@ struct PostgresPoolSchedulingTests {
     @Test("shutdown fails queued jobs, lets the running one finish, and ends every pool thread")
     func shutdownEndsThreads() async throws {
         let pool = TestDatabase.pool(size: 1)
-        while pool.queue.rest.threadIDs.count < 2 { await Task.yield() }
+        do {
+            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
+            while pool.queue.rest.threadIDs.count < 2, ContinuousClock.now < deadline { await Task.yield() }
+        }
         let ids = pool.queue.rest.threadIDs
         #expect(Set(ids.compactMap(Self.threadName)) == ["db-0", "db-timer"])
         let parked = try await ParkedConnection.park(pool)
@@ -186,7 +192,10 @@ struct PostgresPoolSchedulingTests {
         do {
             let pool = TestDatabase.pool(size: 2)
             #expect(try await pool.query("SELECT \(1) AS n")[0].decode(Int.self, "n") == 1)
-            while pool.queue.rest.threadIDs.count < 3 { await Task.yield() }
+            do {
+                let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
+                while pool.queue.rest.threadIDs.count < 3, ContinuousClock.now < deadline { await Task.yield() }
+            }
             ids = pool.queue.rest.threadIDs
         }
         await Self.waitUntilGone(ids)
@@ -208,7 +217,10 @@ struct PostgresPoolSchedulingTests {
     private static func waitUntilGone(_ ids: [Int]) async {
         let clock = ContinuousClock()
         let limit = clock.now + .seconds(10)
-        while ids.contains(where: threadExists) && clock.now < limit { await Task.yield() }
+        do {
+            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
+            while ids.contains(where: threadExists) && clock.now < limit, ContinuousClock.now < deadline { await Task.yield() }
+        }
     }
 
     private static func threadExists(_ id: Int) -> Bool {

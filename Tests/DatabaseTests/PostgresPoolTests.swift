@@ -172,7 +172,10 @@ struct PostgresPoolTests {
         let lock = try await HeldAdvisoryLock.acquire()
         defer { lock.close() }
         let held = Task { try await pool.query("SELECT pg_advisory_lock(\(lock.key))") }
-        while pool.usage.inUse == 0 { await Task.yield() }
+        do {
+            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
+            while pool.usage.inUse == 0, ContinuousClock.now < deadline { await Task.yield() }
+        }
         let error = try await #require(throws: PostgresError.self) { try await pool.query("SELECT 1") }
         #expect(error.kind == .poolTimeout)
         #expect(error.isUnavailable)
@@ -199,9 +202,15 @@ struct PostgresPoolDeadlineTests {
         let lock = try await HeldAdvisoryLock.acquire()
         defer { lock.close() }
         let busy = Task { try await pool.query("SELECT pg_advisory_xact_lock(\(lock.key))") }
-        while pool.usage.inUse < 1 { await Task.yield() }
+        do {
+            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
+            while pool.usage.inUse < 1, ContinuousClock.now < deadline { await Task.yield() }
+        }
         let queued = Task { try await pool.query("SELECT 1") }  // 60 s deadline, first in line
-        while pool.usage.waiting < 1 { await Task.yield() }
+        do {
+            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
+            while pool.usage.waiting < 1, ContinuousClock.now < deadline { await Task.yield() }
+        }
         let clock = ContinuousClock()
         let start = clock.now
         let error = try await #require(throws: PostgresError.self) { try await pool.query("SELECT 1", timeoutMilliseconds: 200) }

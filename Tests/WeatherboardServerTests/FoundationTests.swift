@@ -83,7 +83,10 @@ struct FoundationTests {
             let pool = server.dependencies.database
             // Occupy every pool connection with a query that waits for the lock, plus queued waiters.
             let stuck = (0..<6).map { _ in Task { try? await pool.query("SELECT pg_advisory_xact_lock(\(key))") } }
-            while pool.usage.inUse < 2 { await Task.yield() }
+            do {
+                let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
+                while pool.usage.inUse < 2, ContinuousClock.now < deadline { await Task.yield() }
+            }
             for _ in 0..<5 {
                 let health = try await server.request("GET", "/healthz", timeoutMilliseconds: 2000)
                 #expect(health.status == 200)
@@ -134,11 +137,17 @@ struct FoundationTests {
 
         // The only connection is busy, so /readyz waits in the pool's queue: a request in flight.
         let busy = Task { try await dependencies.database.query("SELECT pg_advisory_xact_lock(\(key))") }
-        while dependencies.database.usage.inUse < 1 { await Task.yield() }
+        do {
+            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
+            while dependencies.database.usage.inUse < 1, ContinuousClock.now < deadline { await Task.yield() }
+        }
         let inFlight = Task {
             try await sharedClient.send(CurlRequest(url: "http://127.0.0.1:\(port)/readyz", timeoutMilliseconds: 10_000))
         }
-        while dependencies.database.usage.waiting < 1 { await Task.yield() }
+        do {
+            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
+            while dependencies.database.usage.waiting < 1, ContinuousClock.now < deadline { await Task.yield() }
+        }
         await group.triggerGracefulShutdown()
         try await blocker.withConnection { _ = try $0.query("SELECT pg_advisory_unlock(\(key))") }
         _ = try await busy.value

@@ -71,6 +71,19 @@ extension TestServer {
     }
 }
 
+extension TestServer {
+    /// The moderation queue's item for `postID`, walking every page (the queue is shared by the whole suite).
+    func queueItem(postID: String, moderator: TestAccount) async throws -> [String: Any]? {
+        var cursor: String? = nil
+        repeat {
+            let page = try await json("GET", "/v1/moderation/queue?limit=100" + (cursor.map { "&cursor=\($0)" } ?? ""), token: moderator.token)
+            if let item = page.items.first(where: { ($0["post"] as? [String: Any])?["id"] as? String == postID }) { return item }
+            cursor = page.object["nextCursor"] as? String
+        } while cursor != nil
+        return nil
+    }
+}
+
 /// Runs `body` against a server whose media live in a fresh directory (`MEDIA_STORAGE=local`).
 func withMediaServer<T: Sendable>(
     configure: @escaping (inout AppConfiguration) -> Void = { _ in },
@@ -251,8 +264,7 @@ struct MediaTests {
 
             let reporter = try await server.anonymousAccount()
             #expect(try await server.json("POST", "/v1/posts/\(postID)/reports", token: reporter.token, ["reason": "spam"]).status == 201)
-            let queue = try await server.json("GET", "/v1/moderation/queue?limit=100", token: moderator.token)
-            let item = try #require(queue.items.first { ($0["post"] as? [String: Any])?["id"] as? String == postID })
+            let item = try #require(try await server.queueItem(postID: postID, moderator: moderator))
             let queued = try #require(((item["post"] as? [String: Any])?["media"] as? [[String: Any]])?.first)
             let moderatorURL = try #require(queued["url"] as? String)
             #expect(moderatorURL.hasSuffix("/v1/moderation/media/\(mediaID)"))
