@@ -11,16 +11,9 @@ struct MediaSyncService: Service {
     let metrics: AppMetrics
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await Task.sleep(for: interval)
-                } catch {
-                    return
-                }
-                let moved = await media.syncVisibility()
-                if moved > 0 { metrics.recordMediaMoves(moved) }
-            }
+        await repeatUntilShutdown(every: interval) {
+            let moved = await media.syncVisibility()
+            if moved > 0 { metrics.recordMediaMoves(moved) }
         }
     }
 }

@@ -12,16 +12,7 @@ struct PurgerService: Service {
     let logger: Logger
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await Task.sleep(for: interval)
-                } catch {
-                    return
-                }
-                await pass()
-            }
-        }
+        await repeatUntilShutdown(every: interval) { await pass() }
     }
 
     func pass() async {
