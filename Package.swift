@@ -93,6 +93,7 @@ let package = Package(
                 "Board", "CurlClient", "Database", "Imaging", "MediaStorage", "RateLimit", "Vocabulary", "Weather", "WeatherboardAPI",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),

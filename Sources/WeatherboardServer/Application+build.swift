@@ -7,6 +7,7 @@ import Imaging
 import Logging
 import MediaStorage
 import NIOCore
+import NIOPosix
 import RateLimit
 import ServiceLifecycle
 import Weather
@@ -80,7 +81,7 @@ public struct AppDependencies: Sendable {
             regions: regions,
             weather: WeatherService.make(configuration: configuration, regions: regions, database: pool, logger: logger, observer: metrics.recordWeather),
             metrics: metrics,
-            mediaStore: configuration.mediaStorage.makeStore(httpClient: CurlHTTPClient(threads: 4)),
+            mediaStore: configuration.mediaStorage.makeStore(httpClient: CurlHTTPClient(threadPool: .singleton)),
             imageProcessor: ImageProcessor(threads: configuration.imageThreads, maxQueued: configuration.imageQueue, timeLimit: .seconds(10)),
             logger: logger
         )
