@@ -30,6 +30,11 @@ let package = Package(
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.0"),
         // Property-based tests (test target only).
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        // Child processes in the tests (the vips CLI for fixtures, the admin CLI): async, so no test blocks a
+        // thread of Swift's cooperative pool while a child runs, and race-free descriptor handling (pipes are
+        // O_CLOEXEC, the child closes the rest), so one test's pipe never leaks into another test's child.
+        .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
     ],
     // Each target declares exactly the modules its sources import, no more and no less. Imports point only down:
     // C shims and CivilTime → adapters → Vocabulary → domain (Board, Weather) → wire and HTTP server → executables.
@@ -147,6 +152,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -165,7 +172,11 @@ let package = Package(
         // Real libvips on images the tests make with the vips CLI, heif-enc and exiftool.
         .testTarget(
             name: "ImagingTests",
-            dependencies: ["Imaging"],
+            dependencies: [
+                "Imaging",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             exclude: ["blurhash_reference.py", "blurhash-reference.sh"],
             swiftSettings: swiftSettings
         ),

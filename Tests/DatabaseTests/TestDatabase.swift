@@ -14,7 +14,7 @@ enum TestDatabase {
 
     static func pool(
         size: Int = 4,
-        statementTimeoutMilliseconds: Int = 5000,
+        statementTimeoutMilliseconds: Int = 60_000,
         acquireTimeoutMilliseconds: Int? = nil,
         activeConnections: Int? = nil
     ) -> PostgresPool {

@@ -58,10 +58,10 @@ import Testing
     }
 
     /// The reference implementation, run now on `pixels` (installs itself into .local/ on first use).
-    static func reference(_ pixels: [UInt8], width: Int, height: Int, name: String) throws -> String {
+    static func reference(_ pixels: [UInt8], width: Int, height: Int, name: String) async throws -> String {
         let raw = try Fixtures.write(pixels, name + ".rgb")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("blurhash-reference.sh").path
-        return try Fixtures.run([script, "raw", raw, "\(width)", "\(height)"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        return try await Fixtures.run([script, "raw", raw, "\(width)", "\(height)"]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// A processed image's BlurHash is the reference's hash of its preview: an image already smaller than the
@@ -75,7 +75,7 @@ import Testing
             return (UInt8((x + noise) % 256), UInt8((y * 2 + noise) % 256), UInt8((x * y / 40 + 30) % 256))
         }
         try Fixtures.write(noisy, "hash-source.ppm")
-        let file = try Fixtures.convert("hash-source.ppm", to: "hash-source.png")
+        let file = try await Fixtures.convert("hash-source.ppm", to: "hash-source.png")
         let pixels = Array(noisy.suffix(width * height * 3))
 
         let processor = ImageProcessor(threads: 1, maxQueued: 0, timeLimit: .seconds(30))
@@ -83,7 +83,7 @@ import Testing
         await processor.shutdown()
         #expect(image.previewWidth == width && image.previewHeight == height)
 
-        let expected = try Self.reference(pixels, width: width, height: height, name: "hash-source")
+        let expected = try await Self.reference(pixels, width: width, height: height, name: "hash-source")
         #expect(expected.count == 28)
         #expect(BlurHash.encode(rgb: pixels, width: width, height: height) == expected)
         #expect(image.blurhash == expected)

@@ -6,10 +6,10 @@ struct DecodedImage {
 
     struct Malformed: Error {}
 
-    init(jpeg: [UInt8], name: String) throws {
+    init(jpeg: [UInt8], name: String) async throws {
         let jpegPath = try Fixtures.write(jpeg, name + ".jpg")
         let ppmPath = Fixtures.path(name + "-decoded.ppm")
-        try Fixtures.run(["vips", "copy", jpegPath, ppmPath])
+        try await Fixtures.run(["vips", "copy", jpegPath, ppmPath])
         try self.init(ppm: Fixtures.read(ppmPath))
     }
 

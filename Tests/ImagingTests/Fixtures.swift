@@ -1,4 +1,6 @@
 import Foundation
+import Subprocess
+import SystemPackage
 import Testing
 
 /// Test images, made by the tests themselves: pixels written as PPM in Swift, then turned into JPEG, PNG,
@@ -27,24 +29,18 @@ enum Fixtures {
 
     static func path(_ name: String) -> String { directory + "/" + name }
 
-    /// Runs a command (looked up on PATH) and returns its standard output.
+    /// Runs a command (a path, or a name looked up on PATH) and returns its standard output. Async (swift-subprocess): no
+    /// thread of the cooperative pool waits for the child.
     @discardableResult
-    static func run(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CommandFailed(description: "\(arguments.joined(separator: " ")): exit \(process.terminationStatus): \(String(decoding: err, as: UTF8.self))")
+    static func run(_ arguments: [String]) async throws -> String {
+        let result = try await Subprocess.run(
+            arguments[0].contains("/") ? .path(FilePath(arguments[0])) : .name(arguments[0]), arguments: Arguments(Array(arguments.dropFirst())),
+            output: .string(limit: 1 << 20), error: .string(limit: 1 << 20)
+        )
+        guard case .exited(0) = result.terminationStatus else {
+            throw CommandFailed(description: "\(arguments.joined(separator: " ")): \(result.terminationStatus): \(result.standardError)")
         }
-        return String(decoding: out, as: UTF8.self)
+        return result.standardOutput
     }
 
     /// A binary PPM (P6) of `width × height` pixels.
@@ -97,40 +93,41 @@ enum Fixtures {
     /// `ppmName` converted by `vips copy` to `name` (its extension picks the format; `[Q=90]`-style options go
     /// after it).
     @discardableResult
-    static func convert(_ ppmName: String, to name: String, options: String = "") throws -> String {
-        try run(["vips", "copy", path(ppmName), path(name) + options])
+    static func convert(_ ppmName: String, to name: String, options: String = "") async throws -> String {
+        try await run(["vips", "copy", path(ppmName), path(name) + options])
         return path(name)
     }
 
-    /// Made once per test process: 4000 × 3000 JPEG (12 MP), a 400 × 300 gradient enlarged 10×.
-    static func twelveMegapixelJPEG() throws -> String {
+    /// Made once per test process (tests running in parallel share one making, and none reads a half-written
+    /// file): 4000 × 3000 JPEG (12 MP), a 400 × 300 gradient enlarged 10×.
+    static func twelveMegapixelJPEG() async throws -> String { try await twelveMegapixels.value }
+    private static let twelveMegapixels = Task {
         let file = path("12mp.jpg")
-        if FileManager.default.fileExists(atPath: file) { return file }
         try write(gradient(width: 400, height: 300), "12mp-source.ppm")
-        try run(["vips", "resize", path("12mp-source.ppm"), file + "[Q=90]", "10"])
+        try await run(["vips", "resize", path("12mp-source.ppm"), file + "[Q=90]", "10"])
         return file
     }
 
     /// Made once per test process: a 10000 × 10000 single-colour PNG (100 MP in about 100 KB).
-    static func decompressionBomb() throws -> String {
+    static func decompressionBomb() async throws -> String { try await bomb.value }
+    private static let bomb = Task {
         let file = path("bomb.png")
-        if FileManager.default.fileExists(atPath: file) { return file }
-        try run(["vips", "black", file + "[compression=9]", "10000", "10000"])
+        try await run(["vips", "black", file + "[compression=9]", "10000", "10000"])
         return file
     }
 
     /// Made once per test process: 6000 × 6000 of one colour (36 MP in about 120 KB).
-    static func flatPNG36Megapixels() throws -> String {
+    static func flatPNG36Megapixels() async throws -> String { try await flat36.value }
+    private static let flat36 = Task {
         let file = path("flat36.png")
-        if FileManager.default.fileExists(atPath: file) { return file }
-        try run(["vips", "black", path("flat36.v"), "6000", "6000", "--bands", "3"])
-        try run(["vips", "linear", path("flat36.v"), file, "1", "90", "--uchar"])
+        try await run(["vips", "black", path("flat36.v"), "6000", "6000", "--bands", "3"])
+        try await run(["vips", "linear", path("flat36.v"), file, "1", "90", "--uchar"])
         try? FileManager.default.removeItem(atPath: path("flat36.v"))
         return file
     }
 
     /// `vipsheader -f FIELD file`.
-    static func header(_ field: String, _ file: String) throws -> String {
-        try run(["vipsheader", "-f", field, file]).trimmingCharacters(in: .whitespacesAndNewlines)
+    static func header(_ field: String, _ file: String) async throws -> String {
+        try await run(["vipsheader", "-f", field, file]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

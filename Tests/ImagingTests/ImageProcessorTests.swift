@@ -61,8 +61,8 @@ import Testing
         // Stored 400 × 200: top-left red, top-right green, bottom-left blue, bottom-right white; orientation 6
         // says "rotate 90° clockwise to show".
         try Fixtures.write(Fixtures.quadrants(width: 400, height: 200), "oriented.ppm")
-        let file = try Fixtures.convert("oriented.ppm", to: "oriented.jpg", options: "[Q=95]")
-        try Fixtures.run([
+        let file = try await Fixtures.convert("oriented.ppm", to: "oriented.jpg", options: "[Q=95]")
+        try await Fixtures.run([
             "exiftool", "-q", "-overwrite_original", "-Orientation#=6",
             "-GPSLatitude=60.1699", "-GPSLatitudeRef=N", "-GPSLongitude=24.9384", "-GPSLongitudeRef=E",
             "-XMP-dc:Description=secret place", "-IPTC:Keywords=home", "-Comment=taken at home", file,
@@ -70,7 +70,7 @@ import Testing
         // The fixture really carries what must go.
         let input = try JPEGMarkers(Fixtures.read(file))
         #expect(input.markers.contains(0xE1) && input.markers.contains(0xFE) && input.markers.contains(0xED))
-        #expect(try Fixtures.header("orientation", file) == "6")
+        #expect(try await Fixtures.header("orientation", file) == "6")
 
         let image = try await Self.withProcessor { try await $0.process(file: file) }
         #expect(image.source == .jpeg)
@@ -79,13 +79,13 @@ import Testing
 
         // Upright: 200 wide, 400 high, and the picture turned clockwise.
         #expect(image.width == 200 && image.height == 400)
-        let decoded = try DecodedImage(jpeg: image.full, name: "oriented-out")
+        let decoded = try await DecodedImage(jpeg: image.full, name: "oriented-out")
         #expect(decoded.width == 200 && decoded.height == 400)
         #expect(Self.near(decoded.pixel(150, 100), (255, 0, 0)), "top-right is red: \(decoded.pixel(150, 100))")
         #expect(Self.near(decoded.pixel(50, 100), (0, 0, 255)), "top-left is blue: \(decoded.pixel(50, 100))")
         #expect(Self.near(decoded.pixel(150, 300), (0, 255, 0)), "bottom-right is green: \(decoded.pixel(150, 300))")
         #expect(Self.near(decoded.pixel(50, 300), (255, 255, 255)), "bottom-left is white: \(decoded.pixel(50, 300))")
-        let preview = try DecodedImage(jpeg: image.preview, name: "oriented-preview")
+        let preview = try await DecodedImage(jpeg: image.preview, name: "oriented-preview")
         #expect(preview.width == image.previewWidth && preview.height == image.previewHeight)
         #expect(Self.near(preview.pixel(150, 100), (255, 0, 0)), "preview top-right is red: \(preview.pixel(150, 100))")
     }
@@ -93,20 +93,20 @@ import Testing
     // MARK: Sizes
 
     @Test func twelveMegapixelsShrinkToTheLimitsKeepingTheAspect() async throws {
-        let file = try Fixtures.twelveMegapixelJPEG()
+        let file = try await Fixtures.twelveMegapixelJPEG()
         let image = try await Self.withProcessor { try await $0.process(file: file) }
         #expect(image.width == 2048 && image.height == 1536)
         #expect(image.previewWidth == 640 && image.previewHeight == 480)
-        let full = try DecodedImage(jpeg: image.full, name: "12mp-out")
+        let full = try await DecodedImage(jpeg: image.full, name: "12mp-out")
         #expect(full.width == 2048 && full.height == 1536)
-        let preview = try DecodedImage(jpeg: image.preview, name: "12mp-preview")
+        let preview = try await DecodedImage(jpeg: image.preview, name: "12mp-preview")
         #expect(preview.width == 640 && preview.height == 480)
         try Self.expectNoMetadata(image.full)
     }
 
     @Test func smallImagesAreNotEnlarged() async throws {
         try Fixtures.write(Fixtures.gradient(width: 300, height: 200), "small.ppm")
-        let file = try Fixtures.convert("small.ppm", to: "small.png")
+        let file = try await Fixtures.convert("small.ppm", to: "small.png")
         let image = try await Self.withProcessor { try await $0.process(file: file) }
         #expect(image.width == 300 && image.height == 200)
         #expect(image.previewWidth == 300 && image.previewHeight == 200)
@@ -114,7 +114,7 @@ import Testing
 
     @Test func tallImagesFitByTheirLongSide() async throws {
         try Fixtures.write(Fixtures.gradient(width: 500, height: 3000), "tall.ppm")
-        let file = try Fixtures.convert("tall.ppm", to: "tall.jpg")
+        let file = try await Fixtures.convert("tall.ppm", to: "tall.jpg")
         let image = try await Self.withProcessor { try await $0.process(file: file) }
         #expect(image.height == 2048 && abs(image.width - 341) <= 1)
         #expect(image.previewHeight == 640 && abs(image.previewWidth - 107) <= 1)
@@ -124,14 +124,14 @@ import Testing
 
     @Test func heicComesBackAsJPEG() async throws {
         try Fixtures.write(Fixtures.quadrants(width: 640, height: 480), "heic-source.ppm")
-        let png = try Fixtures.convert("heic-source.ppm", to: "heic-source.png")
+        let png = try await Fixtures.convert("heic-source.ppm", to: "heic-source.png")
         let file = Fixtures.path("photo.heic")
-        try Fixtures.run(["heif-enc", "-q", "60", png, "-o", file])
+        try await Fixtures.run(["heif-enc", "-q", "60", png, "-o", file])
         let image = try await Self.withProcessor { try await $0.process(file: file) }
         #expect(image.source == .heif)
         #expect(image.width == 640 && image.height == 480)
         try Self.expectNoMetadata(image.full)
-        let decoded = try DecodedImage(jpeg: image.full, name: "heic-out")
+        let decoded = try await DecodedImage(jpeg: image.full, name: "heic-out")
         #expect(Self.near(decoded.pixel(100, 100), (255, 0, 0)), "\(decoded.pixel(100, 100))")
         #expect(Self.near(decoded.pixel(540, 380), (255, 255, 255)), "\(decoded.pixel(540, 380))")
     }
@@ -139,26 +139,26 @@ import Testing
     @Test(arguments: [("webp", ImageFormat.webp), ("png", .png), ("jpg", .jpeg)])
     func formatsComeBackAsJPEG(extension ext: String, format: ImageFormat) async throws {
         try Fixtures.write(Fixtures.quadrants(width: 320, height: 240), "format.ppm")
-        let file = try Fixtures.convert("format.ppm", to: "format." + ext)
+        let file = try await Fixtures.convert("format.ppm", to: "format." + ext)
         let image = try await Self.withProcessor { try await $0.process(file: file) }
         #expect(image.source == format)
         #expect(image.width == 320 && image.height == 240)
         try Self.expectNoMetadata(image.full)
-        let decoded = try DecodedImage(jpeg: image.full, name: "format-\(ext)-out")
+        let decoded = try await DecodedImage(jpeg: image.full, name: "format-\(ext)-out")
         #expect(Self.near(decoded.pixel(80, 60), (255, 0, 0)), "\(decoded.pixel(80, 60))")
         #expect(Self.near(decoded.pixel(240, 60), (0, 255, 0)), "\(decoded.pixel(240, 60))")
     }
 
     @Test func anEmbeddedICCProfileIsAppliedThenStripped() async throws {
         try Fixtures.write(Fixtures.quadrants(width: 320, height: 240), "icc.ppm")
-        let file = try Fixtures.convert("icc.ppm", to: "icc.jpg", options: "[Q=95]")
+        let file = try await Fixtures.convert("icc.ppm", to: "icc.jpg", options: "[Q=95]")
         let profile = try Fixtures.write(SwappedPrimariesProfile.bytes(), "swapped.icc")
-        try Fixtures.run(["exiftool", "-q", "-overwrite_original", "-ICC_Profile<=" + profile, file])
-        #expect(try Fixtures.header("icc-profile-data", file).isEmpty == false)
+        try await Fixtures.run(["exiftool", "-q", "-overwrite_original", "-ICC_Profile<=" + profile, file])
+        #expect(try await Fixtures.header("icc-profile-data", file).isEmpty == false)
 
         let image = try await Self.withProcessor { try await $0.process(file: file) }
         try Self.expectNoMetadata(image.full)
-        let decoded = try DecodedImage(jpeg: image.full, name: "icc-out")
+        let decoded = try await DecodedImage(jpeg: image.full, name: "icc-out")
         // Stored red means blue under this profile, and the other way round; green stays green.
         #expect(Self.near(decoded.pixel(80, 60), (0, 0, 255), tolerance: 50), "\(decoded.pixel(80, 60))")
         #expect(Self.near(decoded.pixel(80, 180), (255, 0, 0), tolerance: 50), "\(decoded.pixel(80, 180))")
@@ -167,12 +167,12 @@ import Testing
 
     @Test func greyAlphaSixteenBitPNGBecomesThreeBandJPEGOnWhite() async throws {
         try Fixtures.write(Fixtures.gradient(width: 200, height: 100), "grey.ppm")
-        try Fixtures.run(["vips", "colourspace", Fixtures.path("grey.ppm"), Fixtures.path("grey16.v"), "grey16"])
+        try await Fixtures.run(["vips", "colourspace", Fixtures.path("grey.ppm"), Fixtures.path("grey16.v"), "grey16"])
         // Alpha 0: fully transparent, so the picture must come out white.
-        try Fixtures.run(["vips", "bandjoin_const", Fixtures.path("grey16.v"), Fixtures.path("grey16a.png"), "0"])
-        #expect(try Fixtures.header("bands", Fixtures.path("grey16a.png")) == "2")
+        try await Fixtures.run(["vips", "bandjoin_const", Fixtures.path("grey16.v"), Fixtures.path("grey16a.png"), "0"])
+        #expect(try await Fixtures.header("bands", Fixtures.path("grey16a.png")) == "2")
         let image = try await Self.withProcessor { try await $0.process(file: Fixtures.path("grey16a.png")) }
-        let decoded = try DecodedImage(jpeg: image.full, name: "grey-out")
+        let decoded = try await DecodedImage(jpeg: image.full, name: "grey-out")
         #expect(decoded.width == 200 && decoded.height == 100)
         #expect(Self.near(decoded.pixel(100, 50), (255, 255, 255), tolerance: 4), "\(decoded.pixel(100, 50))")
     }
@@ -180,11 +180,11 @@ import Testing
     // MARK: Refusals
 
     @Test func decompressionBombIsRefusedFromItsHeader() async throws {
-        let file = try Fixtures.decompressionBomb()
+        let file = try await Fixtures.decompressionBomb()
         #expect(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int ?? .max < 1_000_000)
         try await Self.withProcessor { processor in
             // Warm up libvips (start-up allocates) so the numbers below are the bomb's alone.
-            _ = try? await processor.process(file: Self.tinyPNG())
+            _ = try? await processor.process(file: await Self.tinyPNG())
             let memoryBefore = try ProcessCounters.peakResidentBytes()
             let cpuBefore = ProcessCounters.cpuSeconds()
             let wallStart = ContinuousClock.now
@@ -202,16 +202,16 @@ import Testing
 
     @Test func aTruncatedBombIsStillRefusedForItsSizeNotItsData() async throws {
         // The header alone decides: cut the bomb after its header and a little IDAT.
-        let bomb = try Fixtures.read(Fixtures.decompressionBomb())
+        let bomb = try await Fixtures.read(Fixtures.decompressionBomb())
         let file = try Fixtures.write(Array(bomb.prefix(200)), "bomb-head.png")
         try await Self.expectError(.tooManyPixels(width: 10000, height: 10000), file)
     }
 
     @Test func thePixelLimitIsInclusive() async throws {
         try Fixtures.write(Fixtures.gradient(width: 40, height: 25), "limit.ppm")
-        let exact = try Fixtures.convert("limit.ppm", to: "limit.png")
+        let exact = try await Fixtures.convert("limit.ppm", to: "limit.png")
         try Fixtures.write(Fixtures.gradient(width: 40, height: 26), "over.ppm")
-        let over = try Fixtures.convert("over.ppm", to: "over.png")
+        let over = try await Fixtures.convert("over.ppm", to: "over.png")
         try await Self.withProcessor(maxPixels: 1000) { processor in
             let image = try await processor.process(file: exact)
             #expect(image.width == 40 && image.height == 25)
@@ -220,7 +220,7 @@ import Testing
     }
 
     @Test func aTruncatedJPEGIsUndecodable() async throws {
-        let whole = try Fixtures.read(Fixtures.twelveMegapixelJPEG())
+        let whole = try await Fixtures.read(Fixtures.twelveMegapixelJPEG())
         let file = try Fixtures.write(Array(whole.prefix(whole.count / 2)), "truncated.jpg")
         try await Self.withProcessor { processor in
             do {
@@ -253,7 +253,7 @@ import Testing
     @Test func otherImageFormatsAreUnsupported() async throws {
         try Fixtures.write(Fixtures.gradient(width: 64, height: 48), "other.ppm")
         for ext in ["gif", "tif", "v", "ppm"] {
-            let file = ext == "ppm" ? Fixtures.path("other.ppm") : try Fixtures.convert("other.ppm", to: "other." + ext)
+            let file = ext == "ppm" ? Fixtures.path("other.ppm") : try await Fixtures.convert("other.ppm", to: "other." + ext)
             try await Self.expectError(.unsupported, file)
         }
     }
@@ -261,7 +261,7 @@ import Testing
     // MARK: Bounds
 
     @Test func aBurstBeyondTheQueueGetsBusyAndTheRestSucceed() async throws {
-        let file = try Fixtures.twelveMegapixelJPEG()
+        let file = try await Fixtures.twelveMegapixelJPEG()
         let outcomes = try await Self.withProcessor(threads: 2, maxQueued: 4) { processor in
             await withTaskGroup(of: String.self) { group in
                 for _ in 0..<16 {
@@ -288,7 +288,7 @@ import Testing
 
     @Test func oneThreadWithNoQueueServesOneCallerAfterAnother() async throws {
         // The slot is free again by the time a caller has its result.
-        let file = try Self.tinyPNG()
+        let file = try await Self.tinyPNG()
         try await Self.withProcessor(threads: 1, maxQueued: 0) { processor in
             for _ in 0..<20 {
                 let image = try await processor.process(file: file)
@@ -299,7 +299,7 @@ import Testing
 
     @Test func anImageOverItsTimeLimitTimesOutAndLibvipsStops() async throws {
         // 36 MP of PNG: under the pixel limit, and most of a second of decoding on this machine.
-        let file = try Fixtures.flatPNG36Megapixels()
+        let file = try await Fixtures.flatPNG36Megapixels()
         // How long the whole job keeps a thread (shutdown waits for it).
         func threadBusy(limit: Duration) async -> (Duration, Result<ProcessedImage, any Error>) {
             let processor = ImageProcessor(threads: 1, maxQueued: 0, timeLimit: limit)
@@ -318,8 +318,8 @@ import Testing
     }
 
     @Test func theThreadIsBackAfterATimeOut() async throws {
-        let file = try Fixtures.twelveMegapixelJPEG()
-        let tiny = try Self.tinyPNG()
+        let file = try await Fixtures.twelveMegapixelJPEG()
+        let tiny = try await Self.tinyPNG()
         try await Self.withProcessor(threads: 1, maxQueued: 0, timeLimit: .milliseconds(5)) { processor in
             await #expect(throws: ImageError.timedOut) { try await processor.process(file: file) }
             // The slot is given back when the thread is done, so retry briefly instead of racing it.
@@ -336,11 +336,11 @@ import Testing
         }
     }
 
-    static func tinyPNG() throws -> String {
-        let file = Fixtures.path("tiny.png")
-        if FileManager.default.fileExists(atPath: file) { return file }
+    /// Made once per test process.
+    static func tinyPNG() async throws -> String { try await tiny.value }
+    private static let tiny = Task {
         try Fixtures.write(Fixtures.gradient(width: 8, height: 6), "tiny.ppm")
-        return try Fixtures.convert("tiny.ppm", to: "tiny.png")
+        return try await Fixtures.convert("tiny.ppm", to: "tiny.png")
     }
 }
 

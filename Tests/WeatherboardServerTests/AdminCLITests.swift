@@ -1,6 +1,7 @@
 import CurlClient
-import Dispatch
 import Foundation
+import Subprocess
+import SystemPackage
 import Testing
 
 #if canImport(Glibc)
@@ -287,85 +288,54 @@ struct AdminCLI: Sendable {
     private func run(
         _ arguments: [String], initialInput: String, closeInput: Bool, respond: @escaping @Sendable (String) -> Reply?
     ) async throws -> Result {
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_CONFIG_HOME"] = configHome.path
-        let env = environment
-        let binary = binary
-        // Blocking pipe I/O runs on Dispatch threads, never on the cooperative pool the server needs.
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
-            DispatchQueue.global().async {
-                do {
-                    continuation.resume(returning: try Self.runBlocking(binary, arguments, env, initialInput, closeInput, respond))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
-    }
-
-    private static func runBlocking(
-        _ binary: URL, _ arguments: [String], _ environment: [String: String], _ initialInput: String, _ closeInput: Bool,
-        _ respond: @escaping @Sendable (String) -> Reply?
-    ) throws -> Result {
+        // A write to a CLI that has already exited must fail with EPIPE, not kill the test process.
         signal(SIGPIPE, SIG_IGN)
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = environment
-        let input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let writer = input.fileHandleForWriting
-        if !initialInput.isEmpty { try writer.write(contentsOf: Data(initialInput.utf8)) }
-        if closeInput { try writer.close() }
-
-        let stderrBox = DataBox()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            stderrBox.data = errors.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-
-        // Read standard output as it comes, line by line, answering through the input pipe.
-        var collected = Data()
-        var pending = Data()
-        var inputOpen = !closeInput
-        let reader = output.fileHandleForReading
-        while true {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            collected.append(chunk)
-            pending.append(chunk)
-            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                pending.removeSubrange(pending.startIndex...newline)
-                guard inputOpen, let reply = respond(line) else { continue }
-                switch reply {
-                case .respond(let text):
-                    try? writer.write(contentsOf: Data(text.utf8))
-                case .respondAndClose(let text):
-                    try? writer.write(contentsOf: Data(text.utf8))
-                    try? writer.close()
-                    inputOpen = false
+        // Async (swift-subprocess): no cooperative thread, which the server under test needs, waits on a pipe.
+        let outcome = try await Subprocess.run(
+            .path(FilePath(binary.path)),
+            arguments: Arguments(arguments),
+            environment: .inherit.updating(["XDG_CONFIG_HOME": configHome.path]),
+            input: .inputWriter,
+            output: .sequence,
+            error: .string(limit: 1 << 20)
+        ) { execution in
+            let writer = execution.standardInputWriter
+            var inputOpen = true
+            if !initialInput.isEmpty { _ = try? await writer.write(initialInput) }
+            if closeInput {
+                try? await writer.finish()
+                inputOpen = false
+            }
+            // Standard output as it comes, line by line, answered through standard input.
+            var collected: [UInt8] = []
+            var pending: [UInt8] = []
+            for try await chunk in execution.standardOutput {
+                chunk.withUnsafeBytes { bytes in
+                    collected.append(contentsOf: bytes)
+                    pending.append(contentsOf: bytes)
+                }
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[..<newline], as: UTF8.self)
+                    pending.removeSubrange(...newline)
+                    guard inputOpen, let reply = respond(line) else { continue }
+                    switch reply {
+                    case .respond(let text):
+                        _ = try? await writer.write(text)
+                    case .respondAndClose(let text):
+                        _ = try? await writer.write(text)
+                        try? await writer.finish()
+                        inputOpen = false
+                    }
                 }
             }
+            if inputOpen { try? await writer.finish() }
+            return String(decoding: collected, as: UTF8.self)
         }
-        if inputOpen { try? writer.close() }
-        group.wait()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, stdout: String(decoding: collected, as: UTF8.self),
-            stderr: String(decoding: stderrBox.data, as: UTF8.self)
-        )
+        let status: Int32
+        switch outcome.terminationStatus {
+        case .exited(let code): status = code
+        case .signaled(let signal): status = 128 + signal
+        }
+        return Result(status: status, stdout: outcome.closureResult, stderr: outcome.standardError)
     }
-}
-
-/// Standard error's bytes, written by one Dispatch thread and read after `DispatchGroup.wait()`.
-private final class DataBox: @unchecked Sendable {
-    var data = Data()
 }

@@ -107,7 +107,9 @@ struct FoundationTests {
             let ready = try await server.request("GET", "/readyz")
             #expect(ready.status == 503)
             #expect(ready.errorCode == "database_unavailable")
-            #expect(clock.now - start < .seconds(3))
+            // /readyz waits at most 1 s for a connection; the bound is loose for a loaded machine, and still far
+            // below the test client's own 15 s limit, which a request waiting on a dead server would reach.
+            #expect(clock.now - start < .seconds(10))
             #expect(try await server.request("GET", "/healthz").status == 200)
         }
     }

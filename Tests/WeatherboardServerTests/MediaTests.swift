@@ -3,6 +3,7 @@ import CurlClient
 import Database
 import Foundation
 import MediaStorage
+import Subprocess
 import Testing
 import WeatherboardServer
 
@@ -15,19 +16,19 @@ enum MediaFixtures {
         return path
     }()
 
-    static func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("\(arguments.joined(separator: " ")) failed") }
+    /// Runs a command (looked up on PATH); async (swift-subprocess), so no cooperative thread waits for it.
+    static func run(_ arguments: [String]) async throws {
+        let result = try await Subprocess.run(
+            .name(arguments[0]), arguments: Arguments(Array(arguments.dropFirst())), output: .discarded, error: .string(limit: 1 << 16)
+        )
+        guard case .exited(0) = result.terminationStatus else {
+            throw TestFailure("\(arguments.joined(separator: " ")): \(result.terminationStatus): \(result.standardError)")
+        }
     }
 
-    /// A `width × height` image in the format of `name`'s extension (`.jpg`, `.png`, `.webp`).
-    static func image(_ name: String, width: Int = 64, height: Int = 48) throws -> [UInt8] {
+    /// A `width × height` image in the format of `name`'s extension (`.jpg`, `.png`, `.webp`). Each call has files
+    /// of its own, so tests running at once never read each other's half-written output.
+    static func image(_ name: String, width: Int = 64, height: Int = 48) async throws -> [UInt8] {
         var ppm = Array("P6\n\(width) \(height)\n255\n".utf8)
         for y in 0..<height {
             for x in 0..<width {
@@ -36,15 +37,19 @@ enum MediaFixtures {
                 ppm.append(UInt8((x * 255) / max(1, width - 1)))
             }
         }
-        let source = directory + "/\(name).ppm"
+        let unique = directory + "/" + UUID().uuidString
+        let source = unique + ".ppm"
         try Data(ppm).write(to: URL(fileURLWithPath: source))
-        let output = directory + "/" + name
-        try run(["vips", "copy", source, output])
+        let output = unique + "-" + name
+        try await run(["vips", "copy", source, output])
         return [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
     }
 
-    static var jpeg: [UInt8] { get throws { try image("photo.jpg") } }
-    static var png: [UInt8] { get throws { try image("drawing.png", width: 40, height: 90) } }
+    /// Made once per test process.
+    static var jpeg: [UInt8] { get async throws { try await madeJPEG.value } }
+    static var png: [UInt8] { get async throws { try await madePNG.value } }
+    private static let madeJPEG = Task { try await image("photo.jpg") }
+    private static let madePNG = Task { try await image("drawing.png", width: 40, height: 90) }
 }
 
 extension TestServer {
@@ -116,7 +121,7 @@ struct MediaTests {
     func uploadAndServe() async throws {
         try await withMediaServer { server in
             let account = try await server.anonymousAccount()
-            let response = try await server.upload(try MediaFixtures.png, alt: "비 오는 창가", token: account.token)
+            let response = try await server.upload(try await MediaFixtures.png, alt: "비 오는 창가", token: account.token)
             #expect(response.status == 201, "\(response.text)")
             let media = response.object
             #expect(media["contentType"] as? String == "image/jpeg")
@@ -158,7 +163,7 @@ struct MediaTests {
             let big = try await server.upload([0xFF, 0xD8, 0xFF] + [UInt8](repeating: 7, count: 100 * 1024), token: account.token)
             #expect(big.status == 413)
             #expect(big.errorCode == "payload_too_large")
-            let jpeg = try MediaFixtures.jpeg
+            let jpeg = try await MediaFixtures.jpeg
             let truncated = try await server.upload(Array(jpeg.prefix(jpeg.count / 3)), token: account.token)
             #expect(truncated.status == 422)
             #expect(truncated.errorCode == "invalid_field")
@@ -188,7 +193,7 @@ struct MediaTests {
         try await withMediaServer { server in
             let owner = try await server.anonymousAccount()
             let other = try await server.anonymousAccount()
-            let media = try await server.upload(try MediaFixtures.jpeg, token: owner.token).object
+            let media = try await server.upload(try await MediaFixtures.jpeg, token: owner.token).object
             let id = try #require(media["id"] as? String)
             #expect(try await server.json("GET", "/v1/media/\(id)", token: owner.token).status == 200)
             #expect(try await server.json("GET", "/v1/media/\(id)", token: other.token).errorCode == "not_owner")
@@ -217,9 +222,9 @@ struct MediaTests {
             let other = try await server.anonymousAccount()
             var ids: [String] = []
             for _ in 0..<5 {
-                ids.append(try #require(try await server.upload(try MediaFixtures.jpeg, token: author.token).object["id"] as? String))
+                ids.append(try #require(try await server.upload(try await MediaFixtures.jpeg, token: author.token).object["id"] as? String))
             }
-            let foreign = try #require(try await server.upload(try MediaFixtures.png, token: other.token).object["id"] as? String)
+            let foreign = try #require(try await server.upload(try await MediaFixtures.png, token: other.token).object["id"] as? String)
             let payload: ([String]) -> [String: Any] = { ["weatherType": "rain", "category": "food", "body": "사진과 함께", "regionId": "1835848", "mediaIds": $0] }
             #expect(try await server.json("POST", "/v1/posts", token: author.token, payload(ids)).errorMessage?.hasPrefix("mediaIds") == true)
             #expect(try await server.json("POST", "/v1/posts", token: author.token, payload([ids[0], foreign])).errorMessage?.hasPrefix("mediaIds") == true)
@@ -254,7 +259,7 @@ struct MediaTests {
             let author = try await server.anonymousAccount()
             let (moderator, _, _) = try await server.registeredAccount(prefix: "mod")
             try await server.grantRole("moderator", to: moderator)
-            let mediaID = try #require(try await server.upload(try MediaFixtures.jpeg, alt: "증거", token: author.token).object["id"] as? String)
+            let mediaID = try #require(try await server.upload(try await MediaFixtures.jpeg, alt: "증거", token: author.token).object["id"] as? String)
             let post = try await server.json(
                 "POST", "/v1/posts", token: author.token, ["weatherType": "snow", "category": "place", "body": "눈 오는 공원", "regionId": "1835848", "mediaIds": [mediaID]]
             ).object
@@ -293,8 +298,8 @@ struct MediaTests {
             let author = try await server.anonymousAccount()
             let (moderator, _, _) = try await server.registeredAccount(prefix: "mod")
             try await server.grantRole("moderator", to: moderator)
-            let kept = try #require(try await server.upload(try MediaFixtures.jpeg, token: author.token).object["id"] as? String)
-            let loose = try #require(try await server.upload(try MediaFixtures.png, token: author.token).object["url"] as? String)
+            let kept = try #require(try await server.upload(try await MediaFixtures.jpeg, token: author.token).object["id"] as? String)
+            let loose = try #require(try await server.upload(try await MediaFixtures.png, token: author.token).object["url"] as? String)
             let post = try await server.json(
                 "POST", "/v1/posts", token: author.token, ["weatherType": "rain", "category": "food", "body": "광고 사진", "regionId": "1835848", "mediaIds": [kept]]
             ).object
@@ -317,8 +322,8 @@ struct MediaTests {
     func purgeUnattached() async throws {
         try await withMediaServer { server in
             let account = try await server.anonymousAccount()
-            let old = try await server.upload(try MediaFixtures.jpeg, token: account.token).object
-            let young = try await server.upload(try MediaFixtures.png, token: account.token).object
+            let old = try await server.upload(try await MediaFixtures.jpeg, token: account.token).object
+            let young = try await server.upload(try await MediaFixtures.png, token: account.token).object
             let oldID = try #require(old["id"] as? String)
             try await server.dependencies.database.execute("UPDATE media SET created_at = now() - interval '25 hours' WHERE id = \(Int(oldID)!)")
             let counts = try await server.dependencies.media.purge()
@@ -333,7 +338,7 @@ struct MediaTests {
     func uploadLimit() async throws {
         try await withMediaServer(configure: { $0.imageQueue = 16 }) { server in
             let account = try await server.anonymousAccount()
-            let image = try MediaFixtures.image("tiny.png", width: 8, height: 8)
+            let image = try await MediaFixtures.image("tiny.png", width: 8, height: 8)
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<14 { group.addTask { try await server.upload(image, token: account.token).status } }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -372,7 +377,7 @@ struct MediaOnS3Tests {
         let store = storage.makeStore(httpClient: sharedClient)
         try await withTestServer(configure: { $0.mediaStorage = storage }) { server in
             let author = try await server.anonymousAccount()
-            let uploaded = try await server.upload(try MediaFixtures.jpeg, token: author.token)
+            let uploaded = try await server.upload(try await MediaFixtures.jpeg, token: author.token)
             #expect(uploaded.status == 201, "\(uploaded.text)")
             let url = try #require(uploaded.object["url"] as? String)
             #expect(url.hasPrefix(environment["MEDIA_PUBLIC_BASE_URL"] ?? "?"))

@@ -90,8 +90,13 @@ struct WeatherTestRig: Sendable {
     let database: PostgresPool
     let service: WeatherService
 
-    /// Short timeouts and retry delays, so failure tests are quick; the policy is the production one.
-    static let http = ProviderHTTP(connectTimeoutMilliseconds: 1000, timeoutMilliseconds: 800, retryDelayMilliseconds: 10...30)
+    /// Short retry delays, so failure tests are quick; the policy is the production one. The timeouts are long:
+    /// an answer the fake is slow to give on a loaded machine must not time out and be retried, or the fake counts
+    /// two calls where the test expects one. The one test of timeouts passes `timingOut`.
+    static let http = ProviderHTTP(connectTimeoutMilliseconds: 30_000, timeoutMilliseconds: 30_000, retryDelayMilliseconds: 10...30)
+
+    /// For the test of the timeout itself: the fake holds the request (`.gated`) past this.
+    static let timingOut = ProviderHTTP(connectTimeoutMilliseconds: 30_000, timeoutMilliseconds: 3000, retryDelayMilliseconds: 10...30)
 
     static func make(
         provider: String, fake: FakeWeatherAPI, http: ProviderHTTP = WeatherTestRig.http,
