@@ -1,9 +1,13 @@
 import Foundation
 import Vocabulary
 
-/// A minimal, allocation-light JSON writer for the hot response types (posts and pages of posts), where
-/// Foundation's `JSONEncoder` was the largest single cost of a request. Output is compact JSON with keys
-/// in a fixed order; `JSONWriterTests` checks it decodes to what `JSONEncoder` produces.
+/// A minimal, allocation-light JSON writer for the hot response types (posts, pages of posts, media, weather,
+/// and whatever holds them), where Foundation's `JSONEncoder` was the largest single cost of a request. Output
+/// is compact JSON with keys in sorted order, as `JSONEncoder` with `.sortedKeys` would write them.
+///
+/// Each response type has exactly one encoding: a `JSONWritable` type is `Decodable` but never `Encodable`
+/// (the server's `jsonResponse` has one overload per protocol, so a type that were both would not compile).
+/// `JSONWriterTests` decodes every writer's output back with `JSONDecoder`.
 public struct JSONWriter {
     public private(set) var bytes: [UInt8] = []
 
@@ -54,6 +58,20 @@ public struct JSONWriter {
         if let value { string(value) } else { raw("null") }
     }
 
+    public mutating func optionalDouble(_ value: Double?) {
+        if let value { double(value) } else { raw("null") }
+    }
+
+    /// `[a,b,…]`, each element writing itself.
+    public mutating func array(_ values: [some JSONWritable]) {
+        raw("[")
+        for (i, value) in values.enumerated() {
+            if i > 0 { raw(",") }
+            value.write(to: &self)
+        }
+        raw("]")
+    }
+
     public mutating func bool(_ value: Bool) {
         value ? raw("true") : raw("false")
     }
@@ -89,154 +107,4 @@ public struct JSONWriter {
 /// A value that can write itself with `JSONWriter`.
 public protocol JSONWritable {
     func write(to writer: inout JSONWriter)
-}
-
-extension PostResponse: JSONWritable {
-    public func write(to w: inout JSONWriter) {
-        w.raw("{")
-        w.key("author", first: true)
-        w.raw("{\"displayName\":")
-        w.string(author.displayName)
-        w.raw(",\"id\":")
-        w.string(author.id)
-        w.raw("}")
-        w.key("body")
-        w.string(body)
-        w.key("category")
-        w.string(category)
-        w.key("createdAt")
-        w.date(createdAt)
-        w.key("edited")
-        w.bool(edited)
-        w.key("id")
-        w.string(id)
-        w.key("isMine")
-        w.bool(isMine)
-        w.key("media")
-        w.raw("[")
-        for (i, item) in media.enumerated() {
-            if i > 0 { w.raw(",") }
-            item.write(to: &w)
-        }
-        w.raw("]")
-        w.key("region")
-        w.raw("{\"countryCode\":")
-        w.string(region.countryCode)
-        if let weather = region.currentWeather {
-            w.raw(",\"currentWeather\":")
-            if let weather { weather.write(to: &w) } else { w.raw("null") }
-        }
-        w.raw(",\"id\":")
-        w.string(region.id)
-        w.raw(",\"name\":")
-        w.string(region.name)
-        w.raw("}")
-        if let revisions {
-            w.key("revisions")
-            w.raw("[")
-            for (i, revision) in revisions.enumerated() {
-                if i > 0 { w.raw(",") }
-                w.raw("{\"body\":")
-                w.string(revision.body)
-                w.raw(",\"category\":")
-                w.string(revision.category)
-                w.raw(",\"replacedAt\":")
-                w.date(revision.replacedAt)
-                w.raw(",\"title\":")
-                w.optionalString(revision.title)
-                w.raw(",\"weatherType\":")
-                w.string(revision.weatherType)
-                w.raw("}")
-            }
-            w.raw("]")
-        }
-        if let status {
-            w.key("status")
-            w.string(status)
-        }
-        w.key("title")
-        w.optionalString(title)
-        w.key("updatedAt")
-        w.date(updatedAt)
-        w.key("weatherType")
-        w.string(weatherType)
-        w.raw("}")
-    }
-}
-
-extension MediaResponse: JSONWritable {
-    public func write(to w: inout JSONWriter) {
-        w.raw("{")
-        w.key("alt", first: true)
-        w.optionalString(alt)
-        w.key("blurhash")
-        w.string(blurhash)
-        w.key("byteSize")
-        w.int(byteSize)
-        w.key("contentType")
-        w.string(contentType)
-        w.key("createdAt")
-        w.date(createdAt)
-        w.key("height")
-        w.int(height)
-        w.key("id")
-        w.string(id)
-        w.key("previewUrl")
-        w.string(previewUrl)
-        w.key("url")
-        w.string(url)
-        w.key("width")
-        w.int(width)
-        w.raw("}")
-    }
-}
-
-extension WeatherResponse: JSONWritable {
-    public func write(to w: inout JSONWriter) {
-        w.raw("{")
-        w.key("cloudiness", first: true)
-        w.double(cloudiness)
-        w.key("description")
-        w.string(description)
-        w.key("feelsLike")
-        w.double(feelsLike)
-        w.key("fetchedAt")
-        w.date(fetchedAt)
-        w.key("humidity")
-        w.double(humidity)
-        w.key("observedAt")
-        w.date(observedAt)
-        w.key("pressure")
-        if let pressure { w.double(pressure) } else { w.raw("null") }
-        w.key("provider")
-        w.string(provider)
-        w.key("regionId")
-        w.string(regionId)
-        w.key("stale")
-        w.bool(stale)
-        w.key("temperature")
-        w.double(temperature)
-        w.key("units")
-        w.string(units)
-        w.key("uvIndex")
-        if let uvIndex { w.double(uvIndex) } else { w.raw("null") }
-        w.key("weatherType")
-        w.string(weatherType)
-        w.key("windSpeed")
-        w.double(windSpeed)
-        w.raw("}")
-    }
-}
-
-extension Page: JSONWritable where Item: JSONWritable {
-    public func write(to w: inout JSONWriter) {
-        w.raw("{\"items\":[")
-        for (i, item) in items.enumerated() {
-            if i > 0 { w.raw(",") }
-            item.write(to: &w)
-        }
-        w.raw("],\"nextCursor\":")
-        w.optionalString(nextCursor)
-        w.raw("}")
-    }
 }

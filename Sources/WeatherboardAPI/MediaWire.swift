@@ -1,7 +1,7 @@
 import Foundation
 
 /// A media object (CONTRACT §8): the server's own JPEG and its preview, with absolute URLs.
-public struct MediaResponse: Codable, Sendable, Equatable {
+public struct MediaResponse: Decodable, Sendable, Equatable {
     public var id: String
     public var url: String
     public var previewUrl: String
@@ -32,20 +32,6 @@ public struct MediaResponse: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, url, previewUrl, width, height, blurhash, alt, contentType, byteSize, createdAt
     }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(url, forKey: .url)
-        try c.encode(previewUrl, forKey: .previewUrl)
-        try c.encode(width, forKey: .width)
-        try c.encode(height, forKey: .height)
-        try c.encode(blurhash, forKey: .blurhash)
-        try c.encode(alt, forKey: .alt)  // null when absent
-        try c.encode(contentType, forKey: .contentType)
-        try c.encode(byteSize, forKey: .byteSize)
-        try c.encode(createdAt, forKey: .createdAt)
-    }
 }
 
 /// `PATCH /v1/media/{id}`: `alt` (null or "" removes it).
@@ -67,5 +53,33 @@ public struct PatchMediaRequest: Codable, Sendable {
             throw DecodingError.keyNotFound(CodingKeys.alt, .init(codingPath: [], debugDescription: "alt is required"))
         }
         alt = try c.decodeNil(forKey: .alt) ? nil : try c.decode(String.self, forKey: .alt)
+    }
+}
+
+extension MediaResponse: JSONWritable {
+    /// The one encoding (keys sorted; `alt` is `null` when absent).
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("alt", first: true)
+        w.optionalString(alt)
+        w.key("blurhash")
+        w.string(blurhash)
+        w.key("byteSize")
+        w.int(byteSize)
+        w.key("contentType")
+        w.string(contentType)
+        w.key("createdAt")
+        w.date(createdAt)
+        w.key("height")
+        w.int(height)
+        w.key("id")
+        w.string(id)
+        w.key("previewUrl")
+        w.string(previewUrl)
+        w.key("url")
+        w.string(url)
+        w.key("width")
+        w.int(width)
+        w.raw("}")
     }
 }

@@ -41,7 +41,7 @@ public struct ReportResponse: Codable, Sendable {
 }
 
 /// A report in the moderation queue, with the snapshot of the post as reported.
-public struct QueueReportResponse: Codable, Sendable {
+public struct QueueReportResponse: Decodable, Sendable {
     public var id: String
     public var reason: String
     public var note: String?
@@ -60,21 +60,10 @@ public struct QueueReportResponse: Codable, Sendable {
         self.reportedBody = reportedBody
         self.createdAt = createdAt
     }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(reason, forKey: .reason)
-        try c.encode(note, forKey: .note)
-        try c.encode(reporterId, forKey: .reporterId)
-        try c.encode(reportedTitle, forKey: .reportedTitle)
-        try c.encode(reportedBody, forKey: .reportedBody)
-        try c.encode(createdAt, forKey: .createdAt)
-    }
 }
 
 /// One item of `GET /v1/moderation/queue`.
-public struct QueueItemResponse: Codable, Sendable {
+public struct QueueItemResponse: Decodable, Sendable {
     public var post: PostResponse
     public var reports: [QueueReportResponse]
     public var openReportCount: Int
@@ -98,7 +87,7 @@ public struct DecisionRequest: Codable, Sendable {
     }
 }
 
-public struct DecisionResponse: Codable, Sendable {
+public struct DecisionResponse: Decodable, Sendable {
     public var post: PostResponse
     public var resolvedReports: Int
     public init(post: PostResponse, resolvedReports: Int) {
@@ -153,5 +142,54 @@ public struct ModerationLogResponse: Codable, Sendable {
         try c.encode(targetId, forKey: .targetId)
         try c.encode(note, forKey: .note)
         try c.encode(createdAt, forKey: .createdAt)
+    }
+}
+
+// MARK: The one encoding of the types that hold a post (keys sorted)
+
+extension QueueReportResponse: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("createdAt", first: true)
+        w.date(createdAt)
+        w.key("id")
+        w.string(id)
+        w.key("note")
+        w.optionalString(note)
+        w.key("reason")
+        w.string(reason)
+        w.key("reportedBody")
+        w.string(reportedBody)
+        w.key("reportedTitle")
+        w.optionalString(reportedTitle)
+        w.key("reporterId")
+        w.optionalString(reporterId)
+        w.raw("}")
+    }
+}
+
+extension QueueItemResponse: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("firstReportedAt", first: true)
+        w.date(firstReportedAt)
+        w.key("openReportCount")
+        w.int(openReportCount)
+        w.key("post")
+        post.write(to: &w)
+        w.key("reports")
+        w.array(reports)
+        w.raw("}")
+    }
+}
+
+extension DecisionResponse: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("post", first: true)
+        post.write(to: &w)
+        w.key("resolvedReports")
+        w.int(resolvedReports)
+        w.raw("}")
     }
 }

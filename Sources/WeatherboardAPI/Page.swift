@@ -1,5 +1,6 @@
-/// Every list in the contract: `{"items": [...], "nextCursor": "…" | null}`.
-public struct Page<Item: Codable & Sendable>: Codable, Sendable {
+/// Every list in the contract: `{"items": [...], "nextCursor": "…" | null}`. It encodes the way its items do:
+/// with `JSONWriter` for `JSONWritable` items, with `JSONEncoder` for `Encodable` ones.
+public struct Page<Item: Sendable>: Sendable {
     public var items: [Item]
     public var nextCursor: String?
 
@@ -8,11 +9,30 @@ public struct Page<Item: Codable & Sendable>: Codable, Sendable {
         self.nextCursor = nextCursor
     }
 
+    enum CodingKeys: String, CodingKey {
+        case items, nextCursor
+    }
+}
+
+extension Page: Decodable where Item: Decodable {}
+
+extension Page: Encodable where Item: Encodable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(items, forKey: .items)
         // Always present, `null` on the last page.
         try container.encode(nextCursor, forKey: .nextCursor)
+    }
+}
+
+extension Page: JSONWritable where Item: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("items", first: true)
+        w.array(items)
+        w.key("nextCursor")
+        w.optionalString(nextCursor)
+        w.raw("}")
     }
 }
 

@@ -1,8 +1,8 @@
 import Foundation
 
 /// `Post` object of CONTRACT §4.
-public struct PostResponse: Codable, Sendable {
-    public struct Region: Codable, Sendable {
+public struct PostResponse: Decodable, Sendable {
+    public struct Region: Decodable, Sendable {
         public var id: String
         public var name: String
         public var countryCode: String
@@ -16,18 +16,27 @@ public struct PostResponse: Codable, Sendable {
             self.currentWeather = currentWeather
         }
 
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id, forKey: .id)
-            try c.encode(name, forKey: .name)
-            try c.encode(countryCode, forKey: .countryCode)
-            if let weather = currentWeather {
-                try c.encode(weather, forKey: .currentWeather)
+        /// Keeps `include=weather`'s `null` (weather unknown) apart from an absent key (not asked for).
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            id = try c.decode(String.self, forKey: .id)
+            name = try c.decode(String.self, forKey: .name)
+            countryCode = try c.decode(String.self, forKey: .countryCode)
+            if !c.contains(.currentWeather) {
+                currentWeather = .none
+            } else if try c.decodeNil(forKey: .currentWeather) {
+                currentWeather = .some(nil)
+            } else {
+                currentWeather = .some(try c.decode(WeatherResponse.self, forKey: .currentWeather))
             }
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, countryCode, currentWeather
         }
     }
 
-    public struct Author: Codable, Sendable {
+    public struct Author: Decodable, Sendable {
         public var id: String
         public var displayName: String
         public init(id: String, displayName: String) {
@@ -73,28 +82,10 @@ public struct PostResponse: Codable, Sendable {
         self.status = status
         self.revisions = revisions
     }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(weatherType, forKey: .weatherType)
-        try c.encode(category, forKey: .category)
-        try c.encode(title, forKey: .title)
-        try c.encode(body, forKey: .body)
-        try c.encode(region, forKey: .region)
-        try c.encode(author, forKey: .author)
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(updatedAt, forKey: .updatedAt)
-        try c.encode(edited, forKey: .edited)
-        try c.encode(isMine, forKey: .isMine)
-        try c.encode(media, forKey: .media)
-        try c.encodeIfPresent(status, forKey: .status)
-        try c.encodeIfPresent(revisions, forKey: .revisions)
-    }
 }
 
 /// A previous version of a post, kept on every edit.
-public struct RevisionResponse: Codable, Sendable {
+public struct RevisionResponse: Decodable, Sendable {
     public var weatherType: String
     public var category: String
     public var title: String?
@@ -108,19 +99,10 @@ public struct RevisionResponse: Codable, Sendable {
         self.body = body
         self.replacedAt = replacedAt
     }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(weatherType, forKey: .weatherType)
-        try c.encode(category, forKey: .category)
-        try c.encode(title, forKey: .title)
-        try c.encode(body, forKey: .body)
-        try c.encode(replacedAt, forKey: .replacedAt)
-    }
 }
 
 /// Weather object of CONTRACT §6.
-public struct WeatherResponse: Codable, Sendable, Equatable {
+public struct WeatherResponse: Decodable, Sendable, Equatable {
     public var regionId: String
     public var weatherType: String
     public var description: String
@@ -159,25 +141,6 @@ public struct WeatherResponse: Codable, Sendable, Equatable {
         self.stale = stale
         self.units = units
     }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(regionId, forKey: .regionId)
-        try c.encode(weatherType, forKey: .weatherType)
-        try c.encode(description, forKey: .description)
-        try c.encode(temperature, forKey: .temperature)
-        try c.encode(feelsLike, forKey: .feelsLike)
-        try c.encode(humidity, forKey: .humidity)
-        try c.encode(pressure, forKey: .pressure)
-        try c.encode(windSpeed, forKey: .windSpeed)
-        try c.encode(uvIndex, forKey: .uvIndex)
-        try c.encode(cloudiness, forKey: .cloudiness)
-        try c.encode(observedAt, forKey: .observedAt)
-        try c.encode(fetchedAt, forKey: .fetchedAt)
-        try c.encode(provider, forKey: .provider)
-        try c.encode(stale, forKey: .stale)
-        try c.encode(units, forKey: .units)
-    }
 }
 
 /// Entries of `GET /v1/weather-types` and `GET /v1/categories`.
@@ -192,5 +155,129 @@ public struct VocabularyItem: Codable, Sendable, Equatable {
         self.name = name
         self.description = description
         self.icon = icon
+    }
+}
+
+// MARK: The one encoding of each (keys sorted)
+
+extension PostResponse: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("author", first: true)
+        author.write(to: &w)
+        w.key("body")
+        w.string(body)
+        w.key("category")
+        w.string(category)
+        w.key("createdAt")
+        w.date(createdAt)
+        w.key("edited")
+        w.bool(edited)
+        w.key("id")
+        w.string(id)
+        w.key("isMine")
+        w.bool(isMine)
+        w.key("media")
+        w.array(media)
+        w.key("region")
+        region.write(to: &w)
+        if let revisions {
+            w.key("revisions")
+            w.array(revisions)
+        }
+        if let status {
+            w.key("status")
+            w.string(status)
+        }
+        w.key("title")
+        w.optionalString(title)
+        w.key("updatedAt")
+        w.date(updatedAt)
+        w.key("weatherType")
+        w.string(weatherType)
+        w.raw("}")
+    }
+}
+
+extension PostResponse.Region: JSONWritable {
+    /// `currentWeather` is written only with `include=weather`, then `null` when unknown.
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("countryCode", first: true)
+        w.string(countryCode)
+        if let weather = currentWeather {
+            w.key("currentWeather")
+            if let weather { weather.write(to: &w) } else { w.raw("null") }
+        }
+        w.key("id")
+        w.string(id)
+        w.key("name")
+        w.string(name)
+        w.raw("}")
+    }
+}
+
+extension PostResponse.Author: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("displayName", first: true)
+        w.string(displayName)
+        w.key("id")
+        w.string(id)
+        w.raw("}")
+    }
+}
+
+extension RevisionResponse: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("body", first: true)
+        w.string(body)
+        w.key("category")
+        w.string(category)
+        w.key("replacedAt")
+        w.date(replacedAt)
+        w.key("title")
+        w.optionalString(title)
+        w.key("weatherType")
+        w.string(weatherType)
+        w.raw("}")
+    }
+}
+
+extension WeatherResponse: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("cloudiness", first: true)
+        w.double(cloudiness)
+        w.key("description")
+        w.string(description)
+        w.key("feelsLike")
+        w.double(feelsLike)
+        w.key("fetchedAt")
+        w.date(fetchedAt)
+        w.key("humidity")
+        w.double(humidity)
+        w.key("observedAt")
+        w.date(observedAt)
+        w.key("pressure")
+        w.optionalDouble(pressure)
+        w.key("provider")
+        w.string(provider)
+        w.key("regionId")
+        w.string(regionId)
+        w.key("stale")
+        w.bool(stale)
+        w.key("temperature")
+        w.double(temperature)
+        w.key("units")
+        w.string(units)
+        w.key("uvIndex")
+        w.optionalDouble(uvIndex)
+        w.key("weatherType")
+        w.string(weatherType)
+        w.key("windSpeed")
+        w.double(windSpeed)
+        w.raw("}")
     }
 }

@@ -1,6 +1,6 @@
 /// The region object of CONTRACT §6: `{id, name, names: {ko?, en}, countryCode, lat, lon, timezone}`.
-public struct RegionResponse: Codable, Sendable, Equatable {
-    public struct Names: Codable, Sendable, Equatable {
+public struct RegionResponse: Decodable, Sendable, Equatable {
+    public struct Names: Decodable, Sendable, Equatable {
         /// Absent when GeoNames has no Hangul name.
         public var ko: String?
         public var en: String
@@ -28,5 +28,42 @@ public struct RegionResponse: Codable, Sendable, Equatable {
         self.lat = lat
         self.lon = lon
         self.timezone = timezone
+    }
+}
+
+// MARK: The one encoding (keys sorted); a region is also part of the feed, which `JSONWriter` writes.
+
+extension RegionResponse: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("countryCode", first: true)
+        w.string(countryCode)
+        w.key("id")
+        w.string(id)
+        w.key("lat")
+        w.double(lat)
+        w.key("lon")
+        w.double(lon)
+        w.key("name")
+        w.string(name)
+        w.key("names")
+        names.write(to: &w)
+        w.key("timezone")
+        w.string(timezone)
+        w.raw("}")
+    }
+}
+
+extension RegionResponse.Names: JSONWritable {
+    /// `ko` is left out when unknown.
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("en", first: true)
+        w.string(en)
+        if let ko {
+            w.key("ko")
+            w.string(ko)
+        }
+        w.raw("}")
     }
 }

@@ -39,7 +39,7 @@ extension AdminClient {
 
     /// Fetches up to `limit` items across pages (the server serves at most 100 a page). Returns the items,
     /// the cursor after the last one, and the raw pages.
-    func collect<Item: Codable & Sendable>(
+    func collect<Item: Decodable & Sendable>(
         limit: Int, cursor: String?, page: (Int, String?) async throws -> (Page<Item>, [UInt8])
     ) async throws -> (items: [Item], nextCursor: String?, raw: [[UInt8]]) {
         var items: [Item] = []

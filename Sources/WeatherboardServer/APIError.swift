@@ -26,5 +26,8 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     public static let unauthenticated = APIError(.unauthorized, "unauthenticated", "a valid bearer token is required")
     public static func forbidden(_ message: String = "you may not do this") -> APIError { .init(.forbidden, "forbidden", message) }
     public static let databaseUnavailable = APIError(.serviceUnavailable, "database_unavailable", "the database is unavailable; try again shortly")
+    public static let bodyTooLarge = APIError(
+        .contentTooLarge, "payload_too_large", "the request body is larger than \(AppRequestContext.maxBodyBytes / 1024) KiB"
+    )
     public static let internalError = APIError(.internalServerError, "internal_error", "an unexpected error occurred; it has been logged")
 }

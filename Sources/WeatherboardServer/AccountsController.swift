@@ -62,7 +62,7 @@ struct AccountsController {
         let viewer = context.viewer
         let language = request.language
         let links = mediaURLs.links(request)
-        return try jsonResponse(Page(items: page.posts.map { PostResponse($0, viewer: viewer, language: language, media: links) }, nextCursor: page.nextCursor))
+        return jsonResponse(Page(items: page.posts.map { PostResponse($0, viewer: viewer, language: language, media: links) }, nextCursor: page.nextCursor))
     }
 
     @Sendable func block(_ request: Request, context: AppRequestContext) async throws -> Response {

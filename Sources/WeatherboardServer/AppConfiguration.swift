@@ -33,8 +33,6 @@ public struct AppConfiguration: Sendable {
     public var rateLimitsEnabled: Bool = true
     public var logLevel: Logger.Level = .info
     public var logFormat: String = "text"
-    /// Request bodies above this answer 413 `payload_too_large`.
-    public var maxBodyBytes: Int = 64 * 1024
     /// Keep-alive connections idle this long are closed.
     public var idleTimeoutSeconds: Int = 75
     /// How long SIGTERM waits for in-flight requests before giving up.

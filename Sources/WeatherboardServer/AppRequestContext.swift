@@ -22,8 +22,10 @@ public struct AppRequestContext: RequestContext {
         self.remoteAddress = source.channel.remoteAddress
     }
 
-    /// Bodies above 64 KiB answer 413 `payload_too_large`.
-    public var maxUploadSize: Int { 64 * 1024 }
+    /// The largest request body other than an upload (CONTRACT §1); larger ones answer 413 `payload_too_large`.
+    public static let maxBodyBytes = 64 * 1024
+    /// The limit Hummingbird applies while collecting a body (chunked bodies included).
+    public var maxUploadSize: Int { Self.maxBodyBytes }
 
     public var requestDecoder: JSONDecoder { JSONCoding.decoder }
     public var responseEncoder: JSONEncoder { JSONCoding.encoder }

@@ -116,7 +116,7 @@ public func buildApplication(
 func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies, logger: Logger) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     router.add(
-        middleware: RequestEnvelopeMiddleware(logger: logger, metrics: dependencies.metrics, maxUploadBodyBytes: configuration.mediaMaxBytes + 64 * 1024)
+        middleware: RequestEnvelopeMiddleware(logger: logger, metrics: dependencies.metrics, maxUploadBodyBytes: configuration.mediaMaxBytes + AppRequestContext.maxBodyBytes)
     )
     router.add(middleware: InputTextMiddleware())
     let mediaURLs = MediaURLs(publicBase: configuration.mediaStorage.publicBaseURL.isEmpty ? nil : configuration.mediaStorage.publicBaseURL)

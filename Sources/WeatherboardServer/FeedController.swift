@@ -19,22 +19,25 @@ struct FeedController {
         return routes
     }
 
-    struct FeedResponse: Encodable {
+    /// `GET /v1/feed`'s answer (CONTRACT §6), written by `JSONWriter` like the posts it holds (keys sorted,
+    /// `nextCursor` always present).
+    struct FeedResponse: JSONWritable {
         var region: RegionResponse
         var currentWeather: WeatherResponse
         var items: [PostResponse]
         var nextCursor: String?
 
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(region, forKey: .region)
-            try c.encode(currentWeather, forKey: .currentWeather)
-            try c.encode(items, forKey: .items)
-            try c.encode(nextCursor, forKey: .nextCursor)
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case region, currentWeather, items, nextCursor
+        func write(to w: inout JSONWriter) {
+            w.raw("{")
+            w.key("currentWeather", first: true)
+            currentWeather.write(to: &w)
+            w.key("items")
+            w.array(items)
+            w.key("nextCursor")
+            w.optionalString(nextCursor)
+            w.key("region")
+            region.write(to: &w)
+            w.raw("}")
         }
     }
 
@@ -84,7 +87,7 @@ struct FeedController {
         if includeWeather {
             items = await WeatherAttacher(weather: weather).attach(to: items, units: units, language: language, requester: WeatherRequester(context))
         }
-        return try jsonResponse(
+        return jsonResponse(
             FeedResponse(region: RegionResponse(region, language: language), currentWeather: WeatherResponse(current), items: items, nextCursor: nextCursor)
         )
     }

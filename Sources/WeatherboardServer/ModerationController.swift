@@ -23,7 +23,6 @@ struct ModerationController {
     @Sendable func report(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         let postID = try context.pathID("id", "post")
-        try identity.requireNotBanned()
         let body = try await request.decodeJSON(as: ReportRequest.self, context: context)
         let (report, created) = try await moderation.report(postID: postID, reason: body.reason, note: body.note, by: identity)
         return try jsonResponse(ReportResponse(report), status: created ? .created : .ok)
@@ -49,24 +48,22 @@ struct ModerationController {
                 firstReportedAt: item.firstReportedAt
             )
         }
-        return try jsonResponse(Page(items: wire, nextCursor: next))
+        return jsonResponse(Page(items: wire, nextCursor: next))
     }
 
     @Sendable func decide(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        try identity.requireModerator()
         let postID = try context.pathID("id", "post")
         let body = try await request.decodeJSON(as: DecisionRequest.self, context: context)
         let (post, resolved) = try await moderation.decide(postID: postID, action: body.action, note: body.note, by: identity)
         let revisions = try await posts.revisions(postID: postID)
-        return try jsonResponse(
+        return jsonResponse(
             DecisionResponse(post: PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request, moderator: true), revisions: revisions), resolvedReports: resolved)
         )
     }
 
     @Sendable func ban(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        try identity.requireModerator()
         let accountID = try context.pathID("id", "account")
         let body = try await request.decodeJSON(as: BanRequest.self, context: context)
         let account = try await moderation.ban(accountID: accountID, until: body.until, reason: body.reason, by: identity)
@@ -75,7 +72,6 @@ struct ModerationController {
 
     @Sendable func unban(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        try identity.requireModerator()
         try await moderation.unban(accountID: try context.pathID("id", "account"), by: identity)
         return noContent()
     }

@@ -15,25 +15,16 @@ struct OpenAPIController {
         return routes
     }
 
-    /// Finds `openapi.yaml`: in SwiftPM's resource bundle next to the executable, in
-    /// `<prefix>/share/weatherboard/`, or in a source checkout above the executable.
+    /// `openapi.yaml` from SwiftPM's resource bundle, `Bundle.module`: `weatherboard_WeatherboardServer.resources/`
+    /// next to the binary (installed with it, deploy/OPERATIONS.md §1), or in the build directory. Read once at
+    /// start-up: a server installed without its bundle stops there, with SwiftPM's message naming both places
+    /// it looked, rather than serving a wrong document later.
     static func loadDocument() -> ByteBuffer {
-        let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
-        let directory = executable.deletingLastPathComponent()
-        var candidates = [
-            directory.appendingPathComponent("weatherboard_WeatherboardServer.resources/openapi.yaml"),
-            directory.deletingLastPathComponent().appendingPathComponent("share/weatherboard/openapi.yaml"),
-        ]
-        var up = directory
-        for _ in 0..<6 {
-            candidates.append(up.appendingPathComponent("Sources/WeatherboardServer/openapi.yaml"))
-            up = up.deletingLastPathComponent()
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
+            let data = FileManager.default.contents(atPath: url.path)
+        else {
+            fatalError("openapi.yaml is missing from the resource bundle \(Bundle.module.bundlePath)")
         }
-        for candidate in candidates {
-            if let data = FileManager.default.contents(atPath: candidate.path) {
-                return ByteBuffer(bytes: data)
-            }
-        }
-        return ByteBuffer(string: "openapi: 3.1.0\ninfo: {title: weatherboard, version: unknown}\npaths: {}\n")
+        return ByteBuffer(bytes: data)
     }
 }

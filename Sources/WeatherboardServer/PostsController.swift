@@ -24,7 +24,6 @@ struct PostsController {
 
     @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        try identity.requireNotBanned()
         let body = try await request.decodeJSON(as: CreatePostRequest.self, context: context)
         let location: PostLocation?
         // `location` is instead of `regionId` (CONTRACT §4); both at once would leave one unchecked.
@@ -40,7 +39,7 @@ struct PostsController {
         var draft = PostDraft(weatherType: body.weatherType, category: body.category, title: body.title, body: body.body, location: location)
         draft.mediaIDs = try Self.mediaIDs(body.mediaIds) ?? []
         let (post, _) = try await posts.create(draft, by: identity, idempotencyKey: request.idempotencyKey)
-        return try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request)), status: .created)
+        return jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request)), status: .created)
     }
 
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -64,12 +63,12 @@ struct PostsController {
         if includeWeather {
             items = await WeatherAttacher(weather: weather).attach(to: items, units: units, language: language, requester: WeatherRequester(context))
         }
-        return try jsonResponse(Page(items: items, nextCursor: page.nextCursor))
+        return jsonResponse(Page(items: items, nextCursor: page.nextCursor))
     }
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let post = try await posts.post(id: try context.pathID("id", "post"), viewer: context.viewer)
-        var response = try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request)))
+        var response = jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request)))
         response.headers[.eTag] = PostETag.value(post)
         return response
     }
@@ -83,7 +82,7 @@ struct PostsController {
         )
         let precondition = PostETag.precondition(ifMatch: request.headers[values: .ifMatch], postID: id)
         let post = try await posts.update(id: id, patch: patch, precondition: precondition, by: identity)
-        var response = try jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request)))
+        var response = jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request)))
         response.headers[.eTag] = PostETag.value(post)
         return response
     }

@@ -37,7 +37,7 @@ struct RegionsController {
         }
         let language = request.language
         let page = try await regions.search(prefix: q, after: cursor, limit: limit)
-        return try Self.json(Page(items: page.regions.map { RegionResponse($0, language: language) }, nextCursor: page.next?.token))
+        return jsonResponse(Page(items: page.regions.map { RegionResponse($0, language: language) }, nextCursor: page.next?.token))
     }
 
     /// `GET /v1/regions/nearest?lat=&lon=`.
@@ -46,13 +46,13 @@ struct RegionsController {
         let lat = try Self.coordinate(query.get("lat"), name: "lat", range: -90...90)
         let lon = try Self.coordinate(query.get("lon"), name: "lon", range: -180...180)
         guard let region = try await regions.nearest(lat: lat, lon: lon) else { throw APIError.notFound("region") }
-        return try Self.json(RegionResponse(region, language: request.language))
+        return jsonResponse(RegionResponse(region, language: request.language))
     }
 
     /// `GET /v1/regions/{id}`.
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         guard let id = Self.regionID(context), let region = try await regions.region(id: id) else { throw APIError.notFound("region") }
-        return try Self.json(RegionResponse(region, language: request.language))
+        return jsonResponse(RegionResponse(region, language: request.language))
     }
 
     /// `GET /v1/regions/{id}/weather?units=metric|imperial`.
@@ -84,14 +84,5 @@ struct RegionsController {
             throw APIError.badRequest("\(name) must be a number in \(Int(range.lowerBound))...\(Int(range.upperBound))")
         }
         return value
-    }
-
-    static func json(_ value: some Encodable) throws -> Response {
-        let data = try JSONCoding.encoder.encode(value)
-        return Response(
-            status: .ok,
-            headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data))
-        )
     }
 }

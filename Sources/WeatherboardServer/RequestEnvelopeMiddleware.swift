@@ -22,7 +22,7 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
     let metrics: AppMetrics
     /// The largest upload body (`POST /v1/media`): `MEDIA_MAX_BYTES` plus room for the form around the file.
     /// Every other body is limited by the context's `maxUploadSize`.
-    var maxUploadBodyBytes: Int = 16 * 1024 * 1024 + 64 * 1024
+    var maxUploadBodyBytes: Int = 16 * 1024 * 1024 + AppRequestContext.maxBodyBytes
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -35,7 +35,7 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
             let isUpload = request.method == .post && request.uri.path == "/v1/media"
             let limit = isUpload ? maxUploadBodyBytes : context.maxUploadSize
             if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
-                throw APIError(.contentTooLarge, "payload_too_large", "the request body is larger than \(isUpload ? "the upload limit" : "64 KiB")")
+                throw isUpload ? APIError(.contentTooLarge, "payload_too_large", "the request body is larger than the upload limit") : .bodyTooLarge
             }
             response = try await next(request, context)
         } catch {
@@ -114,7 +114,7 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
         switch error.status {
         case .notFound: return APIError(.notFound, "not_found", "no such endpoint")
         case .methodNotAllowed: return APIError(.methodNotAllowed, "method_not_allowed", "this endpoint does not support that method")
-        case .contentTooLarge: return APIError(.contentTooLarge, "payload_too_large", "the request body is larger than 64 KiB")
+        case .contentTooLarge: return .bodyTooLarge
         case .badRequest: return .badRequest(message ?? "malformed request")
         case .unsupportedMediaType: return APIError(.unsupportedMediaType, "unsupported_media_type", message ?? "send application/json")
         case .unauthorized: return .unauthenticated

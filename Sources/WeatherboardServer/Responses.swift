@@ -43,23 +43,21 @@ extension RevisionResponse {
     }
 }
 
-/// A JSON response with a chosen status (Hummingbird's `EditedResponse` does the same for Encodable values).
+/// A JSON response with a chosen status. Each wire type has one encoding, chosen here at compile time: the
+/// hot types (posts, media, weather and what holds them) are `JSONWritable` and never `Encodable`; the rest
+/// go through the shared `JSONEncoder`.
+func jsonResponse(_ value: some JSONWritable, status: HTTPResponse.Status = .ok) -> Response {
+    var writer = JSONWriter(capacity: 1024)
+    value.write(to: &writer)
+    return jsonResponse(bytes: writer.bytes, status: status)
+}
+
 func jsonResponse(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-    if let writable = value as? any JSONWritable {
-        var writer = JSONWriter(capacity: 1024)
-        writable.write(to: &writer)
-        return Response(
-            status: status,
-            headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: writer.bytes))
-        )
-    }
-    let data = try JSONCoding.encoder.encode(value)
-    return Response(
-        status: status,
-        headers: [.contentType: "application/json; charset=utf-8"],
-        body: .init(byteBuffer: ByteBuffer(bytes: data))
-    )
+    jsonResponse(bytes: try JSONCoding.encoder.encode(value), status: status)
+}
+
+private func jsonResponse(bytes: some Sequence<UInt8>, status: HTTPResponse.Status) -> Response {
+    Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
 }
 
 /// 204 No Content.

@@ -3,52 +3,95 @@ import Testing
 import Vocabulary
 import WeatherboardAPI
 
+/// `JSONWriter` is the only encoding of the hot wire types: what it writes must be JSON that the wire types'
+/// own `Decodable` reads back to the same value (written again, the same bytes), with the contract's keys.
 @Suite("JSONWriter")
 struct JSONWriterTests {
     static let tricky = "quote \" backslash \\ newline \n tab \t cr \r bell \u{7} nul \u{0} 한글 🌧️ </script>"
 
-    func post(weather: WeatherResponse?? = .none, revisions: [RevisionResponse]? = nil, status: String? = "hidden") -> PostResponse {
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let c = try decoder.singleValueContainer()
+            guard let date = RFC3339.parse(try c.decode(String.self)) else {
+                throw DecodingError.dataCorruptedError(in: c, debugDescription: "not RFC 3339")
+            }
+            return date
+        }
+        return decoder
+    }()
+
+    static let weather = WeatherResponse(
+        regionId: "1835848", weatherType: "rain", description: "비", temperature: 12.5, feelsLike: 11, humidity: 80, pressure: 1013.2,
+        windSpeed: 3.4, uvIndex: nil, cloudiness: 90, observedAt: Date(timeIntervalSince1970: 1_795_000_000),
+        fetchedAt: Date(timeIntervalSince1970: 1_795_000_060), provider: "open-meteo", stale: false, units: "metric"
+    )
+
+    static let media = MediaResponse(
+        id: "9", url: "https://example.test/media/a.jpg", previewUrl: "https://example.test/media/a-preview.jpg", width: 2048, height: 1536,
+        blurhash: "LEHV6nWB2yk8pyo0adR*.7kCMdnj", alt: tricky, contentType: "image/jpeg", byteSize: 512_000,
+        createdAt: Date(timeIntervalSince1970: 1_795_000_000)
+    )
+
+    func post(weather: WeatherResponse?? = .none, revisions: [RevisionResponse]? = nil, status: String? = "hidden", title: String? = tricky) -> PostResponse {
         PostResponse(
-            id: "42", weatherType: "rain", category: "food", title: Self.tricky, body: Self.tricky,
+            id: "42", weatherType: "rain", category: "food", title: title, body: Self.tricky,
             region: .init(id: "1835848", name: "서울", countryCode: "KR", currentWeather: weather),
             author: .init(id: "7", displayName: "익명-ab12"),
             createdAt: Date(timeIntervalSince1970: 1_795_000_000), updatedAt: Date(timeIntervalSince1970: 1_795_000_123.9),
-            edited: true, isMine: false, status: status, revisions: revisions
+            edited: true, isMine: false, media: [Self.media], status: status, revisions: revisions
         )
     }
 
-    func same(_ value: some Encodable & JSONWritable) throws {
+    static func written(_ value: some JSONWritable) -> [UInt8] {
         var writer = JSONWriter()
         value.write(to: &writer)
-        let fast = try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? NSDictionary
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var c = encoder.singleValueContainer()
-            try c.encode(RFC3339.format(date))
-        }
-        let slow = try JSONSerialization.jsonObject(with: encoder.encode(value)) as? NSDictionary
-        #expect(fast != nil)
-        if let fast, let slow, fast != slow {
-            for key in Set(fast.allKeys.map { "\($0)" } + slow.allKeys.map { "\($0)" }) where "\(fast[key] ?? "∅")" != "\(slow[key] ?? "∅")" {
-                Issue.record("key \(key): fast \(fast[key] ?? "∅") vs JSONEncoder \(slow[key] ?? "∅")")
-            }
-        }
+        return writer.bytes
     }
 
-    @Test("posts and pages write the same JSON as JSONEncoder, escapes included")
-    func matchesJSONEncoder() throws {
-        let weather = WeatherResponse(
-            regionId: "1835848", weatherType: "rain", description: "비", temperature: 12.5, feelsLike: 11, humidity: 80, pressure: 1013.2,
-            windSpeed: 3.4, uvIndex: nil, cloudiness: 90, observedAt: Date(timeIntervalSince1970: 1_795_000_000),
-            fetchedAt: Date(timeIntervalSince1970: 1_795_000_060), provider: "open-meteo", stale: false, units: "metric"
-        )
-        try same(post())
-        try same(post(status: nil))
-        try same(post(weather: .some(weather)))
-        try same(post(weather: .some(nil)))
-        try same(post(revisions: [RevisionResponse(weatherType: "snow", category: "music", title: nil, body: Self.tricky, replacedAt: Date())]))
-        try same(Page(items: [post(), post(status: nil)], nextCursor: "abc"))
-        try same(Page<PostResponse>(items: [], nextCursor: nil))
+    /// Writes `value`, checks it decodes and writes back to the same bytes, and returns the JSON object.
+    @discardableResult
+    func roundTrip<T: JSONWritable & Decodable>(_ value: T, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+        let bytes = Self.written(value)
+        let decoded = try Self.decoder.decode(T.self, from: Data(bytes))
+        #expect(Self.written(decoded) == bytes, "\(String(decoding: bytes, as: UTF8.self))", sourceLocation: sourceLocation)
+        return try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any], sourceLocation: sourceLocation)
+    }
+
+    @Test("posts, pages, media, regions and the moderation types round-trip through their Decodable, escapes included")
+    func roundTrips() throws {
+        let json = try roundTrip(post())
+        #expect(json["title"] as? String == Self.tricky)
+        #expect(json["body"] as? String == Self.tricky)
+        #expect(json["updatedAt"] as? String == "2026-11-18T11:08:43Z")
+        try roundTrip(post(status: nil, title: nil))
+        try roundTrip(post(weather: .some(Self.weather)))
+        try roundTrip(post(weather: .some(nil)))
+        try roundTrip(post(revisions: [RevisionResponse(weatherType: "snow", category: "music", title: nil, body: Self.tricky, replacedAt: Date())]))
+        try roundTrip(Page(items: [post(), post(status: nil)], nextCursor: "abc"))
+        try roundTrip(Page<PostResponse>(items: [], nextCursor: nil))
+        try roundTrip(Self.media)
+        let region = RegionResponse(id: "1835848", name: "서울", names: .init(ko: "서울", en: "Seoul"), countryCode: "KR", lat: 37.566, lon: 126.9784, timezone: "Asia/Seoul")
+        try roundTrip(region)
+        try roundTrip(Page(items: [region, RegionResponse(id: "1", name: "X", names: .init(ko: nil, en: "X"), countryCode: "FR", lat: -0.5, lon: 2, timezone: "UTC")], nextCursor: nil))
+        let report = QueueReportResponse(id: "3", reason: "spam", note: Self.tricky, reporterId: nil, reportedTitle: nil, reportedBody: Self.tricky, createdAt: Date(timeIntervalSince1970: 0))
+        try roundTrip(QueueItemResponse(post: post(), reports: [report], openReportCount: 1, firstReportedAt: Date(timeIntervalSince1970: 5)))
+        try roundTrip(DecisionResponse(post: post(), resolvedReports: 2))
+    }
+
+    @Test("a post carries the contract's keys: title null when absent, status and revisions only when shown, currentWeather only with include=weather")
+    func postKeys() throws {
+        let always: Set<String> = ["id", "weatherType", "category", "title", "body", "region", "author", "createdAt", "updatedAt", "edited", "isMine", "media"]
+        let plain = try roundTrip(post(status: nil, title: nil))
+        #expect(Set(plain.keys) == always)
+        #expect(plain["title"] is NSNull)
+        #expect((plain["region"] as? [String: Any]).map { Set($0.keys) } == ["id", "name", "countryCode"])
+        let staff = try roundTrip(post(revisions: [], status: "removed"))
+        #expect(Set(staff.keys) == always.union(["status", "revisions"]))
+        let unknownWeather = try roundTrip(post(weather: .some(nil)))
+        #expect((unknownWeather["region"] as? [String: Any])?["currentWeather"] is NSNull)
+        let media = try #require((plain["media"] as? [[String: Any]])?.first)
+        #expect(Set(media.keys) == ["id", "url", "previewUrl", "width", "height", "blurhash", "alt", "contentType", "byteSize", "createdAt"])
     }
 
     @Test("the weather object always carries all 15 keys, absent values as null")
@@ -58,15 +101,13 @@ struct JSONWriterTests {
             windSpeed: 2, uvIndex: nil, cloudiness: 100, observedAt: Date(timeIntervalSince1970: 0), fetchedAt: Date(timeIntervalSince1970: 60),
             provider: "kma", stale: true, units: "metric"
         )
-        var writer = JSONWriter()
-        weather.write(to: &writer)
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? [String: Any])
+        let json = try roundTrip(weather)
         #expect(Set(json.keys) == ["regionId", "weatherType", "description", "temperature", "feelsLike", "humidity", "pressure",
                                    "windSpeed", "uvIndex", "cloudiness", "observedAt", "fetchedAt", "provider", "stale", "units"])
         #expect(json["uvIndex"] is NSNull)
         #expect(json["pressure"] is NSNull)
         #expect(json["observedAt"] as? String == "1970-01-01T00:00:00Z")
-        try same(weather)
+        #expect(try Self.decoder.decode(WeatherResponse.self, from: Data(Self.written(weather))) == weather)
     }
 
     @Test("RFC 3339 times are UTC with Z, to the second")

@@ -1,0 +1,4 @@
+public enum AccountKind: String, Sendable, Codable {
+    case anonymous
+    case registered
+}

@@ -1,0 +1,3 @@
+public enum ModerationAction: String, Sendable {
+    case dismiss, remove, restore
+}

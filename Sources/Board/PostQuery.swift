@@ -1,0 +1,21 @@
+import Vocabulary
+
+/// List filters, combined freely, plus the page.
+public struct PostQuery: Sendable, Equatable {
+    public var weatherType: WeatherType?
+    public var category: Category?
+    public var regionID: Int?
+    public var authorID: Int?
+    /// Only posts with an id below this one (the cursor).
+    public var before: Int?
+    public var limit: Int
+
+    public init(weatherType: WeatherType? = nil, category: Category? = nil, regionID: Int? = nil, authorID: Int? = nil, before: Int? = nil, limit: Int = 20) {
+        self.weatherType = weatherType
+        self.category = category
+        self.regionID = regionID
+        self.authorID = authorID
+        self.before = before
+        self.limit = limit
+    }
+}

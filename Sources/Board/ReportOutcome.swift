@@ -1,0 +1,3 @@
+public enum ReportOutcome: String, Sendable {
+    case open, dismissed, actioned
+}
