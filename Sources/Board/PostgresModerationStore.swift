@@ -106,15 +106,7 @@ public struct PostgresModerationStore: ModerationStore {
             for row in try connection.query(
                 "SELECT post_id, weather_type, category, title, body, replaced_at FROM post_revisions WHERE post_id = ANY(\(ids)::int8[]) ORDER BY id"
             ) {
-                revisions[try row.decode(Int.self, "post_id"), default: []].append(
-                    PostRevision(
-                        weatherType: try row.decode(String.self, "weather_type"),
-                        category: try row.decode(String.self, "category"),
-                        title: try row.decode(String?.self, "title"),
-                        body: try row.decode(String.self, "body"),
-                        replacedAt: try row.decode(Date.self, "replaced_at")
-                    )
-                )
+                revisions[try row.decode(Int.self, "post_id"), default: []].append(try PostRevision(row: row))
             }
             return try groups.compactMap { group in
                 let postID = try group.decode(Int.self, "post_id")

@@ -248,15 +248,7 @@ public struct PostgresPostStore: PostStore {
     public func revisions(postID: Int) async throws -> [PostRevision] {
         try await database.query(
             "SELECT weather_type, category, title, body, replaced_at FROM post_revisions WHERE post_id = \(postID) ORDER BY id"
-        ).map { row in
-            PostRevision(
-                weatherType: try row.decode(String.self, "weather_type"),
-                category: try row.decode(String.self, "category"),
-                title: try row.decode(String?.self, "title"),
-                body: try row.decode(String.self, "body"),
-                replacedAt: try row.decode(Date.self, "replaced_at")
-            )
-        }
+        ).map(PostRevision.init(row:))
     }
 
     public func accountRole(_ accountID: Int) async throws -> Role? {

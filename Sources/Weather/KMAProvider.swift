@@ -107,12 +107,7 @@ public struct KMAProvider: WeatherProvider {
     }
 
     static func items(_ body: [UInt8], operation: String) throws -> [Item] {
-        let envelope: Envelope
-        do {
-            envelope = try JSONDecoder().decode(Envelope.self, from: Data(body))
-        } catch {
-            throw ProviderError(.malformed, "kma \(operation): unreadable body")
-        }
+        let envelope = try ProviderJSON.decode(Envelope.self, from: body, source: "kma \(operation)")
         guard envelope.response.header.resultCode == "00" else {
             throw ProviderError(.status, "kma \(operation): result \(envelope.response.header.resultCode) \(envelope.response.header.resultMsg ?? "")")
         }

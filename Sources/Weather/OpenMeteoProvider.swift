@@ -45,14 +45,9 @@ public struct OpenMeteoProvider: WeatherProvider {
     /// Reads a `/v1/forecast` answer. Its `time` is local wall time without a zone: `utc_offset_seconds` says which.
     /// A missing, non-finite or implausible value throws `ProviderError` (`Plausible`).
     public static func parse(_ body: [UInt8]) throws -> Observation {
-        let decoded: Body
-        do {
-            decoded = try JSONDecoder().decode(Body.self, from: Data(body))
-        } catch {
-            throw ProviderError(.malformed, "open-meteo: unreadable body (\(error))")
-        }
-        let c = decoded.current
         let source = "open-meteo"
+        let decoded = try ProviderJSON.decode(Body.self, from: body, source: source)
+        let c = decoded.current
         guard let offset = Plausible.code(decoded.utc_offset_seconds ?? 0), let observedAt = parseLocalTime(c.time, offsetSeconds: Int64(offset)) else {
             throw ProviderError(.implausible, "open-meteo: bad time '\(c.time)' at offset \(decoded.utc_offset_seconds ?? 0)")
         }

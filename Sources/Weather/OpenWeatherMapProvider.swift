@@ -47,14 +47,9 @@ public struct OpenWeatherMapProvider: WeatherProvider {
 
     /// Reads a One Call answer; a missing, non-finite or implausible value throws `ProviderError` (`Plausible`).
     public static func parse(_ body: [UInt8]) throws -> Observation {
-        let decoded: Body
-        do {
-            decoded = try JSONDecoder().decode(Body.self, from: Data(body))
-        } catch {
-            throw ProviderError(.malformed, "openweathermap: unreadable body (\(error))")
-        }
-        let c = decoded.current
         let source = "openweathermap"
+        let decoded = try ProviderJSON.decode(Body.self, from: body, source: source)
+        let c = decoded.current
         guard let observedAt = Plausible.date(unixSeconds: c.dt) else {
             throw ProviderError(.implausible, "openweathermap: dt \(c.dt.map { "\($0)" } ?? "missing") is absurd")
         }

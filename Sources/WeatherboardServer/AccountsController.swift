@@ -58,7 +58,8 @@ struct AccountsController {
 
     @Sendable func myPosts(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        let page = try await posts.listOwn(identity, before: try request.cursor(), limit: try request.pageLimit())
+        let query = QueryInput(request)
+        let page = try await posts.listOwn(identity, before: try query.cursor(), limit: try query.pageLimit())
         let viewer = context.viewer
         let language = request.language
         let links = mediaURLs.links(request)

@@ -42,17 +42,17 @@ struct FeedController {
     }
 
     @Sendable func feed(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let parameters = request.uri.queryParameters
-        let includeWeather = try request.includes(allowed: ["weather"]).contains("weather")
-        guard let units = Units(query: parameters.get("units")) else { throw APIError.badRequest("units must be metric or imperial") }
+        let parameters = QueryInput(request)
+        let includeWeather = try parameters.includes(allowed: ["weather"]).contains("weather")
+        let units = try parameters.units()
         let regionOnly: Bool
         switch parameters.get("regionOnly") {
         case nil, "false": regionOnly = false
         case "true": regionOnly = true
         default: throw APIError.badRequest("regionOnly must be true or false")
         }
-        let limit = try request.pageLimit()
-        let cursor = try request.cursor()
+        let limit = try parameters.pageLimit()
+        let cursor = try parameters.cursor()
         let language = request.language
 
         let region: Region
@@ -63,8 +63,8 @@ struct FeedController {
             guard let id = CanonicalID.parse(rawID), let found = try await regions.region(id: id) else { throw APIError.notFound("region") }
             region = found
         } else if parameters.get("lat") != nil || parameters.get("lon") != nil {
-            let lat = try RegionsController.coordinate(parameters.get("lat"), name: "lat", range: -90...90)
-            let lon = try RegionsController.coordinate(parameters.get("lon"), name: "lon", range: -180...180)
+            let lat = try parameters.coordinate("lat", range: -90...90)
+            let lon = try parameters.coordinate("lon", range: -180...180)
             guard let nearest = try await regions.nearest(lat: lat, lon: lon) else { throw APIError.notFound("region") }
             region = nearest
         } else {

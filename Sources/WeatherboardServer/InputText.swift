@@ -10,6 +10,24 @@ import Hummingbird
 /// `PostgresBind` refuses a NUL in any text parameter as the last line of defence.
 enum InputText {
     /// Throws `invalid_field` naming the first string (or key) of a parsed JSON value that holds a NUL.
+    /// Whether `data` may hold a NUL: a zero byte, or the text `\u0000` (which may also be an escaped
+    /// backslash followed by `u0000`; `checkJSONBody` then finds nothing).
+    static func mayHoldNUL(_ data: Data) -> Bool {
+        data.contains(0) || data.range(of: Data(#"\u0000"#.utf8)) != nil
+    }
+
+    /// For a JSON body that may hold a NUL: throws `invalid_field` naming the field of the first one (422), or
+    /// `bad_request` for a body that is not JSON at all; returns when it holds none.
+    static func checkJSONBody(_ data: Data) throws {
+        guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
+            // A raw NUL byte inside a string makes the JSON invalid; if that is all that is wrong with it,
+            // name the field it is in, like the escaped form.
+            try checkRawNUL(data)
+            throw APIError.badRequest("the body is not valid JSON")
+        }
+        try checkJSON(object)
+    }
+
     static func checkJSON(_ value: Any) throws {
         if let field = nulField(in: value, path: "") {
             throw APIError.invalidField(field.isEmpty ? "body" : field, "must not contain a NUL character (U+0000)")

@@ -30,13 +30,15 @@ struct ModerationController {
 
     @Sendable func myReports(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        let (reports, next) = try await moderation.myReports(identity, before: try request.cursor(), limit: try request.pageLimit())
+        let query = QueryInput(request)
+        let (reports, next) = try await moderation.myReports(identity, before: try query.cursor(), limit: try query.pageLimit())
         return try jsonResponse(Page(items: reports.map(ReportResponse.init), nextCursor: next))
     }
 
     @Sendable func queue(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        let (items, next) = try await moderation.queue(identity, after: try request.cursor(), limit: try request.pageLimit())
+        let query = QueryInput(request)
+        let (items, next) = try await moderation.queue(identity, after: try query.cursor(), limit: try query.pageLimit())
         let viewer = context.viewer
         let language = request.language
         let links = mediaURLs.links(request, moderator: true)
@@ -78,7 +80,8 @@ struct ModerationController {
 
     @Sendable func log(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
-        let (entries, next) = try await moderation.log(identity, before: try request.cursor(), limit: try request.pageLimit())
+        let query = QueryInput(request)
+        let (entries, next) = try await moderation.log(identity, before: try query.cursor(), limit: try query.pageLimit())
         return try jsonResponse(Page(items: entries.map(ModerationLogResponse.init), nextCursor: next))
     }
 }

@@ -43,17 +43,16 @@ struct PostsController {
     }
 
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let includeWeather = try request.includes(allowed: ["weather"]).contains("weather")
-        guard let units = Units(query: request.uri.queryParameters.get("units")) else {
-            throw APIError.badRequest("units must be metric or imperial")
-        }
+        let input = QueryInput(request)
+        let includeWeather = try input.includes(allowed: ["weather"]).contains("weather")
+        let units = try input.units()
         let query = PostQuery(
-            weatherType: try request.queryValue("weatherType", as: WeatherType.self) { $0 != .unknown },
-            category: try request.queryValue("category", as: Category.self),
-            regionID: try request.queryID("regionId"),
-            authorID: try request.queryID("authorId"),
-            before: try request.cursor(),
-            limit: try request.pageLimit()
+            weatherType: try input.value("weatherType", as: WeatherType.self) { $0 != .unknown },
+            category: try input.value("category", as: Category.self),
+            regionID: try input.id("regionId"),
+            authorID: try input.id("authorId"),
+            before: try input.cursor(),
+            limit: try input.pageLimit()
         )
         let viewer = context.viewer
         let links = mediaURLs.links(request)

@@ -26,10 +26,10 @@ struct RegionsController {
     /// `GET /v1/regions?q=&limit=&cursor=`: prefix search on normalized names, most populous first.
     /// Without `q` (or with an empty one) it lists every region, most populous first.
     @Sendable func search(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let query = request.uri.queryParameters
+        let query = QueryInput(request)
         let q = query.get("q").map { $0.replacingOccurrences(of: "+", with: " ") } ?? ""
         guard q.unicodeScalars.count <= 100 else { throw APIError.badRequest("q is longer than 100 characters") }
-        let limit = try request.pageLimit()
+        let limit = try query.pageLimit()
         var cursor: RegionStore.SearchPosition?
         if let token = query.get("cursor"), !token.isEmpty {
             guard let parsed = RegionStore.SearchPosition(token: token) else { throw APIError.badRequest("cursor is not valid") }
@@ -42,9 +42,9 @@ struct RegionsController {
 
     /// `GET /v1/regions/nearest?lat=&lon=`.
     @Sendable func nearest(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let query = request.uri.queryParameters
-        let lat = try Self.coordinate(query.get("lat"), name: "lat", range: -90...90)
-        let lon = try Self.coordinate(query.get("lon"), name: "lon", range: -180...180)
+        let query = QueryInput(request)
+        let lat = try query.coordinate("lat", range: -90...90)
+        let lon = try query.coordinate("lon", range: -180...180)
         guard let region = try await regions.nearest(lat: lat, lon: lon) else { throw APIError.notFound("region") }
         return jsonResponse(RegionResponse(region, language: request.language))
     }
@@ -58,9 +58,7 @@ struct RegionsController {
     /// `GET /v1/regions/{id}/weather?units=metric|imperial`.
     @Sendable func currentWeather(_ request: Request, context: AppRequestContext) async throws -> Response {
         guard let id = Self.regionID(context) else { throw APIError.notFound("region") }
-        guard let units = Units(query: request.uri.queryParameters.get("units")) else {
-            throw APIError.badRequest("units must be metric or imperial")
-        }
+        let units = try QueryInput(request).units()
         let language = request.language
         let current = try await weather.currentWeather(regionID: id, units: units, language: language, requester: WeatherRequester(context))
         return Response(
@@ -76,13 +74,5 @@ struct RegionsController {
     /// name a region (404, not 400).
     static func regionID(_ context: AppRequestContext) -> Int? {
         context.parameters.get("id").flatMap { CanonicalID.parse($0) }
-    }
-
-    static func coordinate(_ raw: String?, name: String, range: ClosedRange<Double>) throws -> Double {
-        guard let raw, !raw.isEmpty else { throw APIError.badRequest("\(name) is required") }
-        guard let value = Double(raw), value.isFinite, range.contains(value) else {
-            throw APIError.badRequest("\(name) must be a number in \(Int(range.lowerBound))...\(Int(range.upperBound))")
-        }
-        return value
     }
 }

@@ -123,7 +123,10 @@ struct PostgresPoolSchedulingTests {
 
     @Test("an idle pool's threads are all blocked without a timeout: no wake-ups, no context switches")
     func idlePoolSleeps() async throws {
-        let pool = TestDatabase.pool(size: 3, activeConnections: 2)
+        // A job queued before any worker had connected set the timer for its acquire deadline; the timer wakes
+        // once at that (now stale) moment and then parks for good. A short acquire timeout keeps that moment
+        // inside the wait below.
+        let pool = TestDatabase.pool(size: 3, acquireTimeoutMilliseconds: 1000, activeConnections: 2)
         defer { pool.shutdown() }
         #expect(try await pool.query("SELECT \(1) AS n")[0].decode(Int.self, "n") == 1)
         do {
