@@ -56,16 +56,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
+            exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
-        .target(name: "CurlClient", dependencies: ["CCurl", .product(name: "NIOPosix", package: "swift-nio")], swiftSettings: swiftSettings),
-        .target(name: "Hashing", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+        .target(
+            name: "CurlClient", dependencies: ["CCurl", .product(name: "NIOPosix", package: "swift-nio")], exclude: ["README.md"],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "Hashing", dependencies: ["COpenSSL"], exclude: ["README.md"], swiftSettings: swiftSettings),
         .target(
             name: "MediaStorage",
             dependencies: ["CurlClient", "Hashing", .product(name: "NIOPosix", package: "swift-nio")],
+            exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
-        .target(name: "Imaging", dependencies: ["CVips", .product(name: "NIOPosix", package: "swift-nio")], swiftSettings: swiftSettings),
+        .target(
+            name: "Imaging", dependencies: ["CVips", .product(name: "NIOPosix", package: "swift-nio")], exclude: ["README.md"],
+            swiftSettings: swiftSettings
+        ),
         .target(name: "RateLimit", dependencies: ["Database", "Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
 
         // MARK: Shared vocabulary: what Board and Weather both speak (no database, no domain)
@@ -121,6 +129,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

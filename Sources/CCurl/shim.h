@@ -1,3 +1,4 @@
+/* libcurl for the CurlClient module only (the one Swift importer), with non-variadic wrappers below. */
 #include <curl/curl.h>
 
 /* curl_easy_setopt / curl_easy_getinfo are variadic; Swift cannot call them. */
