@@ -101,7 +101,11 @@ SELECT {ME}, (ARRAY[1835848,1838524,1843564,1835329,1846266])[1 + i % 5],
        (ARRAY['clearSky','fewClouds','scatteredClouds','brokenClouds','showerRain','rain','thunderStorm','snow','mist'])[1 + i % 9],
        (ARRAY['food','place','music','outfit','activity'])[1 + i % 5], 'title ' || i, '비 오는 날 추천 ' || i
 FROM generate_series(1, 10000) AS i""")
-psql("ANALYZE posts")
+# Two images on every 'mist' post (CONTRACT §8): the list of 20 posts with 2 images each (issue #15).
+psql(f"""INSERT INTO media (owner_id, post_id, position, storage_key, width, height, byte_size, preview_byte_size, blurhash, alt)
+SELECT {ME}, p.id, k, md5(p.id::text || '-' || k), 2048, 1536, 412345, 41234, 'LEHV6nWB2yk8pyo0adR*.7kCMdnj', '창밖의 안개 ' || k
+FROM posts p CROSS JOIN generate_series(0, 1) AS k WHERE p.weather_type = 'mist'""")
+psql("ANALYZE posts"); psql("ANALYZE media")
 POST_ID = psql("SELECT max(id) FROM posts")
 
 TOKEN_HASH_SQL = f"SELECT encode(sha256(convert_to('{TOKEN}', 'UTF8')), 'hex')"
@@ -116,6 +120,7 @@ health = route("GET /healthz", "/healthz")
 route("GET /readyz", "/readyz", sql="SELECT 1;\n")
 route("GET /v1/posts/{id}", f"/v1/posts/{POST_ID}", sql=SELECT_POST, defines={"id": POST_ID})
 route("GET /v1/posts?weatherType=rain", "/v1/posts?weatherType=rain", sql=LIST_POSTS, defines={"wt": "rain"})
+route("GET /v1/posts?weatherType=mist (2 images each)", "/v1/posts?weatherType=mist", sql=LIST_POSTS, defines={"wt": "mist"})
 create_lua = lua("create", f"""
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
