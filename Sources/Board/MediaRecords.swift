@@ -11,20 +11,23 @@ public struct MediaRecords: Sendable {
 
     static let columns = "m.id, m.owner_id, m.post_id, m.storage_key, m.public, m.width, m.height, m.byte_size, m.blurhash, m.alt, m.created_at, m.retired"
 
+    /// A row that starts with `columns`, decoded by position (a page of posts with two images each decodes 480
+    /// media values).
     static func media(from row: PostgresRow) throws -> Media {
-        Media(
-            id: try row.decode(Int.self, "id"),
-            ownerID: try row.decode(Int.self, "owner_id"),
-            postID: try row.decode(Int?.self, "post_id"),
-            storageKey: try row.decode(String.self, "storage_key"),
-            isPublic: try row.decode(Bool.self, "public"),
-            width: try row.decode(Int.self, "width"),
-            height: try row.decode(Int.self, "height"),
-            byteSize: try row.decode(Int.self, "byte_size"),
-            blurhash: try row.decode(String.self, "blurhash"),
-            alt: try row.decode(String?.self, "alt"),
-            createdAt: try row.decode(Date.self, "created_at"),
-            isRetired: try row.decode(Bool.self, "retired")
+        assert(Array(row.columns.names.prefix(12)) == ["id", "owner_id", "post_id", "storage_key", "public", "width", "height", "byte_size", "blurhash", "alt", "created_at", "retired"])
+        return Media(
+            id: try row.decode(Int.self, at: 0),
+            ownerID: try row.decode(Int.self, at: 1),
+            postID: try row.decode(Int?.self, at: 2),
+            storageKey: try row.decode(String.self, at: 3),
+            isPublic: try row.decode(Bool.self, at: 4),
+            width: try row.decode(Int.self, at: 5),
+            height: try row.decode(Int.self, at: 6),
+            byteSize: try row.decode(Int.self, at: 7),
+            blurhash: try row.decode(String.self, at: 8),
+            alt: try row.decode(String?.self, at: 9),
+            createdAt: try row.decode(Date.self, at: 10),
+            isRetired: try row.decode(Bool.self, at: 11)
         )
     }
 
@@ -54,13 +57,15 @@ public struct MediaRecords: Sendable {
         try await database.query("SELECT \(raw: Self.columns) FROM media m WHERE m.id = \(id)").first.map(Self.media(from:))
     }
 
-    /// Media of these posts, in display order, keyed by post id (the moderation queue).
-    func media(posts ids: [Int]) async throws -> [Int: [Media]] {
-        guard !ids.isEmpty else { return [:] }
+    /// The one statement for the media of a page of posts: one index scan (`media_post_idx`), rows in display order.
+    static func ofPosts(_ ids: [Int]) -> SQLQuery {
+        "SELECT \(raw: columns) FROM media m WHERE m.post_id = ANY(\(ids.map(String.init))::int8[]) ORDER BY m.post_id, m.position"
+    }
+
+    /// Rows of `ofPosts`, keyed by post id, each post's in display order.
+    static func byPost(_ rows: PostgresRows) throws -> [Int: [Media]] {
         var byPost: [Int: [Media]] = [:]
-        for row in try await database.query(
-            "SELECT \(raw: Self.columns) FROM media m WHERE m.post_id = ANY(\(ids.map(String.init))::int8[]) ORDER BY m.post_id, m.position"
-        ) {
+        for row in rows {
             let media = try Self.media(from: row)
             if let postID = media.postID { byPost[postID, default: []].append(media) }
         }
@@ -187,55 +192,4 @@ public struct MediaRecords: Sendable {
 
     /// The media ids a report keeps as evidence (in a statement over `posts`): the post's media in display order.
     static let snapshot = "(SELECT coalesce(array_agg(m.id ORDER BY m.position), '{}') FROM media m WHERE m.post_id = posts.id)"
-
-    /// A post's media as one JSON value in the post's own row (so a page of posts with their media is still
-    /// one statement): `[[id, key, public, width, height, byte_size, blurhash, alt, created µs, owner, retired], …]`
-    /// in display order, or NULL for none.
-    static let perPost = """
-        (SELECT json_agg(json_build_array(m.id, m.storage_key, m.public, m.width, m.height, m.byte_size, m.blurhash, m.alt,
-                                          (extract(epoch FROM m.created_at) * 1000000)::int8, m.owner_id, m.retired) ORDER BY m.position)
-         FROM media m WHERE m.post_id = p.id)
-        """
-
-    /// Reads `perPost`. The JSON comes from our own query, but it is still checked value by value: a malformed
-    /// element is an error (a logged 500), never a trap and never a silent default.
-    static func decodePerPost(_ json: String?) throws -> [Media] {
-        guard let json else { return [] }
-        guard let items = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[Any]] else {
-            throw MediaDecodingError(json)
-        }
-        func int(_ value: Any) -> Int? {
-            switch value {
-            case let v as Int: return v
-            case let v as Int64: return Int(exactly: v)
-            case let v as Double: return Int(exactly: v)
-            case let v as NSNumber: return Int(exactly: v.int64Value)
-            default: return nil
-            }
-        }
-        func bool(_ value: Any) -> Bool? {
-            switch value {
-            case let v as Bool: return v
-            case let v as NSNumber: return v.boolValue
-            default: return nil
-            }
-        }
-        return try items.map { item in
-            guard item.count == 11, let id = int(item[0]), let key = item[1] as? String, let isPublic = bool(item[2]),
-                let width = int(item[3]), let height = int(item[4]), let byteSize = int(item[5]), let blurhash = item[6] as? String,
-                let micros = int(item[8]), let owner = int(item[9]), let retired = bool(item[10])
-            else { throw MediaDecodingError(json) }
-            return Media(
-                id: id, ownerID: owner, postID: nil, storageKey: key, isPublic: isPublic, width: width, height: height, byteSize: byteSize,
-                blurhash: blurhash, alt: item[7] as? String, createdAt: Date(timeIntervalSince1970: Double(micros) / 1_000_000), isRetired: retired
-            )
-        }
-    }
-}
-
-/// A post row's media column did not have the shape `MediaRecords.perPost` writes.
-struct MediaDecodingError: Error, CustomStringConvertible {
-    let json: String
-    init(_ json: String) { self.json = String(json.prefix(200)) }
-    var description: String { "unexpected media JSON in a post row: \(json)" }
 }

@@ -91,8 +91,7 @@ public struct PostgresModerationStore: ModerationStore {
             guard !groups.isEmpty else { return [] }
             let ids = try groups.map { String(try $0.decode(Int.self, "post_id")) }
             var posts: [Int: Post] = [:]
-            for row in try connection.query("\(raw: PostgresPostStore.select) WHERE p.id = ANY(\(ids)::int8[])") {
-                let post = try PostgresPostStore.post(from: row)
+            for post in try PostgresPostStore.posts(connection.query("\(raw: PostgresPostStore.select) WHERE p.id = ANY(\(ids)::int8[])"), on: connection) {
                 posts[post.id] = post
             }
             var reports: [Int: [Report]] = [:]
@@ -150,7 +149,7 @@ public struct PostgresModerationStore: ModerationStore {
                 VALUES (\(moderatorID), \(action.rawValue), 'post', \(String(postID)), \(note))
                 """
             )
-            let post = try PostgresPostStore.post(from: connection.query("\(raw: PostgresPostStore.select) WHERE p.id = \(postID)")[0])
+            let post = try PostgresPostStore.posts(connection.query("\(raw: PostgresPostStore.select) WHERE p.id = \(postID)"), on: connection)[0]
             return (post, resolved)
         }
     }

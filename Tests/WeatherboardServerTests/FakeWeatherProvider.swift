@@ -3,13 +3,13 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 import Weather
 
 /// A fake weather API on 127.0.0.1 and an ephemeral port, answering like open-meteo (`/v1/forecast`),
 /// OpenWeatherMap (`/data/3.0/onecall`) and KMA (`/kma/getUltraSrtNcst`, `/kma/getUltraSrtFcst`) with
 /// recorded bodies, so the real libcurl path runs. Its behaviour is switched by `mode`; it counts calls.
-final class FakeWeatherAPI: @unchecked Sendable {
-    // Safety: every mutable field is read and written only while `lock` is held.
+final class FakeWeatherAPI: Sendable {
     enum Mode: Sendable {
         case ok
         case status(Int)
@@ -20,49 +20,57 @@ final class FakeWeatherAPI: @unchecked Sendable {
         case gated
     }
 
-    private let lock = NSLock()
-    private var _mode: Mode = .ok
-    private var _calls: [String] = []
-    private var _weatherCode = 61
-    private var _bodies: [Route: String] = [:]
-    let gate = Gate()
-    private(set) var port = 0
-
-    var baseURL: String { "http://127.0.0.1:\(port)" }
-
-    var mode: Mode {
-        get { lock.withLock { _mode } }
-        set { lock.withLock { _mode = newValue } }
-    }
-
-    /// The WMO code the open-meteo answer reports.
-    var weatherCode: Int {
-        get { lock.withLock { _weatherCode } }
-        set { lock.withLock { _weatherCode = newValue } }
-    }
-
     /// The routes whose answer a test may replace.
     enum Route: Sendable, Hashable {
         case openMeteo, openWeatherMap, kmaNowcast, kmaForecast
     }
 
+    private struct State {
+        var mode: Mode = .ok
+        var calls: [String] = []
+        var weatherCode = 61
+        var bodies: [Route: String] = [:]
+        var port = 0
+    }
+
+    private let state = Mutex(State())
+    let gate = Gate()
+
+    private(set) var port: Int {
+        get { state.withLock { $0.port } }
+        set { state.withLock { $0.port = newValue } }
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    var mode: Mode {
+        get { state.withLock { $0.mode } }
+        set { state.withLock { $0.mode = newValue } }
+    }
+
+    /// The WMO code the open-meteo answer reports.
+    var weatherCode: Int {
+        get { state.withLock { $0.weatherCode } }
+        set { state.withLock { $0.weatherCode = newValue } }
+    }
+
     /// Replaces the recorded answer of `route` (nil restores it).
     func setBody(_ body: String?, for route: Route) {
-        lock.withLock { _bodies[route] = body }
+        state.withLock { $0.bodies[route] = body }
     }
 
     private func body(_ route: Route, _ recorded: String) -> String {
-        lock.withLock { _bodies[route] } ?? recorded
+        state.withLock { $0.bodies[route] } ?? recorded
     }
 
     /// Paths with query of every request received.
-    var calls: [String] { lock.withLock { _calls } }
-    var callCount: Int { lock.withLock { _calls.count } }
+    var calls: [String] { state.withLock { $0.calls } }
+    var callCount: Int { state.withLock { $0.calls.count } }
 
     private func record(_ request: Request) -> Mode {
-        lock.withLock {
-            _calls.append(request.uri.description)
-            return _mode
+        state.withLock { state in
+            state.calls.append(request.uri.description)
+            return state.mode
         }
     }
 
@@ -143,17 +151,19 @@ final class FakeWeatherAPI: @unchecked Sendable {
 }
 
 /// A one-shot gate: `wait()` suspends until `open()`.
-final class Gate: @unchecked Sendable {
-    // Safety: guarded by `lock`.
-    private let lock = NSLock()
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+final class Gate: Sendable {
+    private struct State {
+        var isOpen = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
 
     func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = lock.withLock {
-                if isOpen { return true }
-                waiters.append(continuation)
+            let resumeNow = state.withLock { state in
+                if state.isOpen { return true }
+                state.waiters.append(continuation)
                 return false
             }
             if resumeNow { continuation.resume() }
@@ -161,25 +171,23 @@ final class Gate: @unchecked Sendable {
     }
 
     func open() {
-        let waiting = lock.withLock {
-            isOpen = true
-            defer { waiters.removeAll() }
-            return waiters
+        let waiting = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
         }
         waiting.forEach { $0.resume() }
     }
 }
 
 /// A settable clock for cache expiry without sleeping.
-final class ManualClock: @unchecked Sendable {
-    // Safety: guarded by `lock`.
-    private let lock = NSLock()
-    private var current = Date(timeIntervalSince1970: 1_795_340_400)  // 2026-11-22T09:40:00Z, just after the recorded observations
+final class ManualClock: Sendable {
+    private let current = Mutex(Date(timeIntervalSince1970: 1_795_340_400))  // 2026-11-22T09:40:00Z, just after the recorded observations
 
-    var now: Date { lock.withLock { current } }
+    var now: Date { current.withLock { $0 } }
 
     func advance(seconds: TimeInterval) {
-        lock.withLock { current = current.addingTimeInterval(seconds) }
+        current.withLock { $0 = $0.addingTimeInterval(seconds) }
     }
 }
 

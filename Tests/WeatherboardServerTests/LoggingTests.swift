@@ -1,17 +1,16 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 import Testing
 import WeatherboardServer
 
 /// Collects every log line a server writes, for assertions.
-final class LogCapture: @unchecked Sendable {
-    // Safety: `lines` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var lines: [String] = []
+final class LogCapture: Sendable {
+    private let lines = Mutex<[String]>([])
 
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
-    var text: String { lock.withLock { lines.joined(separator: "\n") } }
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
 
     struct Handler: LogHandler {
         let capture: LogCapture

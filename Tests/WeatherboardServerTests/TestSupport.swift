@@ -148,3 +148,12 @@ struct TestFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+/// Client addresses for tests that go through a trusted proxy's `X-Forwarded-For`.
+enum TestClient {
+    /// One of 16 million private addresses: rate-limit buckets outlive a test (and, on a reused database, a
+    /// run), so each test takes addresses no other test is likely to have counted.
+    static func randomAddress() -> String {
+        "10.\(Int.random(in: 0...255)).\(Int.random(in: 0...255)).\(Int.random(in: 1...254))"
+    }
+}

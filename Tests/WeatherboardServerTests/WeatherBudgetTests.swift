@@ -13,9 +13,7 @@ import Weather
         return { RateLimitedUpstreamBudget(database: $0, coldPerMinute: cold, upstreamPerMinute: upstream, windowSeconds: 3600, scope: scope) }
     }
 
-    static func randomClient() -> String {
-        "10.\(Int.random(in: 0...255)).\(Int.random(in: 0...255)).\(Int.random(in: 1...254))"
-    }
+    static func randomClient() -> String { TestClient.randomAddress() }
 
     static func retryAfter(_ response: CurlResponse) -> Int? {
         response.headers.first { $0.0.lowercased() == "retry-after" }.flatMap { Int($0.1.trimmingCharacters(in: .whitespaces)) }

@@ -2,6 +2,7 @@ import Board
 import Database
 import Foundation
 import RateLimit
+import Synchronization
 import Testing
 import Weather
 import WeatherboardServer
@@ -17,26 +18,32 @@ enum RegionTestCatalog {
 }
 
 /// Records the weather service's events, and lets a test await one.
-final class EventLog: @unchecked Sendable {
-    // Safety: guarded by `lock`.
-    private let lock = NSLock()
-    private var events: [WeatherService.Event] = []
-    private var watchers: [(condition: @Sendable ([WeatherService.Event]) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+final class EventLog: Sendable {
+    typealias Watcher = (condition: @Sendable ([WeatherService.Event]) -> Bool, continuation: CheckedContinuation<Void, Never>)
+
+    private struct State {
+        var events: [WeatherService.Event] = []
+        var watchers: [Watcher] = []
+    }
+
+    private let state = Mutex(State())
 
     func record(_ event: WeatherService.Event) {
-        let ready = lock.withLock {
-            events.append(event)
-            let all = events
-            let (done, waiting) = watchers.reduce(into: ([CheckedContinuation<Void, Never>](), [(condition: @Sendable ([WeatherService.Event]) -> Bool, continuation: CheckedContinuation<Void, Never>)]())) {
-                if $1.condition(all) { $0.0.append($1.continuation) } else { $0.1.append($1) }
+        let ready = state.withLock { state in
+            state.events.append(event)
+            let all = state.events
+            var done: [CheckedContinuation<Void, Never>] = []
+            state.watchers.removeAll { watcher in
+                guard watcher.condition(all) else { return false }
+                done.append(watcher.continuation)
+                return true
             }
-            watchers = waiting
             return done
         }
         ready.forEach { $0.resume() }
     }
 
-    var all: [WeatherService.Event] { lock.withLock { events } }
+    var all: [WeatherService.Event] { state.withLock { $0.events } }
 
     func count(_ event: WeatherService.Event) -> Int { all.filter { $0 == event }.count }
 
@@ -63,9 +70,9 @@ final class EventLog: @unchecked Sendable {
     }
 
     private func releaseAll() {
-        let waiting = lock.withLock {
-            defer { watchers.removeAll() }
-            return watchers.map(\.continuation)
+        let waiting = state.withLock { state in
+            defer { state.watchers.removeAll() }
+            return state.watchers.map(\.continuation)
         }
         waiting.forEach { $0.resume() }
     }
@@ -73,9 +80,9 @@ final class EventLog: @unchecked Sendable {
     /// Suspends until the recorded events satisfy `condition`.
     private func wait(until condition: @escaping @Sendable ([WeatherService.Event]) -> Bool) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = lock.withLock {
-                if condition(events) { return true }
-                watchers.append((condition, continuation))
+            let now = state.withLock { state in
+                if condition(state.events) { return true }
+                state.watchers.append((condition, continuation))
                 return false
             }
             if now { continuation.resume() }
