@@ -11,23 +11,26 @@ public struct MediaRecords: Sendable {
 
     static let columns = "m.id, m.owner_id, m.post_id, m.storage_key, m.public, m.width, m.height, m.byte_size, m.blurhash, m.alt, m.created_at, m.retired"
 
-    /// A row that starts with `columns`, decoded by position (a page of posts with two images each decodes 480
-    /// media values).
-    static func media(from row: PostgresRow) throws -> Media {
-        assert(Array(row.columns.names.prefix(12)) == ["id", "owner_id", "post_id", "storage_key", "public", "width", "height", "byte_size", "blurhash", "alt", "created_at", "retired"])
+    /// A row with `columns` from position `first` on, decoded by position (a page of posts with two images each
+    /// decodes 480 media values).
+    static func media(from row: PostgresRow, at first: Int = 0) throws -> Media {
+        assert(
+            Array(row.columns.names[first..<first + 12])
+                == ["id", "owner_id", "post_id", "storage_key", "public", "width", "height", "byte_size", "blurhash", "alt", "created_at", "retired"]
+        )
         return Media(
-            id: try row.decode(Int.self, at: 0),
-            ownerID: try row.decode(Int.self, at: 1),
-            postID: try row.decode(Int?.self, at: 2),
-            storageKey: try row.decode(String.self, at: 3),
-            isPublic: try row.decode(Bool.self, at: 4),
-            width: try row.decode(Int.self, at: 5),
-            height: try row.decode(Int.self, at: 6),
-            byteSize: try row.decode(Int.self, at: 7),
-            blurhash: try row.decode(String.self, at: 8),
-            alt: try row.decode(String?.self, at: 9),
-            createdAt: try row.decode(Date.self, at: 10),
-            isRetired: try row.decode(Bool.self, at: 11)
+            id: try row.decode(Int.self, at: first),
+            ownerID: try row.decode(Int.self, at: first + 1),
+            postID: try row.decode(Int?.self, at: first + 2),
+            storageKey: try row.decode(String.self, at: first + 3),
+            isPublic: try row.decode(Bool.self, at: first + 4),
+            width: try row.decode(Int.self, at: first + 5),
+            height: try row.decode(Int.self, at: first + 6),
+            byteSize: try row.decode(Int.self, at: first + 7),
+            blurhash: try row.decode(String.self, at: first + 8),
+            alt: try row.decode(String?.self, at: first + 9),
+            createdAt: try row.decode(Date.self, at: first + 10),
+            isRetired: try row.decode(Bool.self, at: first + 11)
         )
     }
 
@@ -54,26 +57,11 @@ public struct MediaRecords: Sendable {
     }
 
     func media(id: Int) async throws -> Media? {
-        try await database.query("SELECT \(raw: Self.columns) FROM media m WHERE m.id = \(id)").first.map(Self.media(from:))
-    }
-
-    /// The one statement for the media of a page of posts: one index scan (`media_post_idx`), rows in display order.
-    static func ofPosts(_ ids: [Int]) -> SQLQuery {
-        "SELECT \(raw: columns) FROM media m WHERE m.post_id = ANY(\(ids.map(String.init))::int8[]) ORDER BY m.post_id, m.position"
-    }
-
-    /// Rows of `ofPosts`, keyed by post id, each post's in display order.
-    static func byPost(_ rows: PostgresRows) throws -> [Int: [Media]] {
-        var byPost: [Int: [Media]] = [:]
-        for row in rows {
-            let media = try Self.media(from: row)
-            if let postID = media.postID { byPost[postID, default: []].append(media) }
-        }
-        return byPost
+        try await database.query("SELECT \(raw: Self.columns) FROM media m WHERE m.id = \(id)").first.map { try Self.media(from: $0) }
     }
 
     func setAlt(id: Int, alt: String?) async throws -> Media? {
-        try await database.query("UPDATE media AS m SET alt = \(alt) WHERE m.id = \(id) RETURNING \(raw: Self.columns)").first.map(Self.media(from:))
+        try await database.query("UPDATE media AS m SET alt = \(alt) WHERE m.id = \(id) RETURNING \(raw: Self.columns)").first.map { try Self.media(from: $0) }
     }
 
     /// Deletes the row and returns its key (its files are the caller's to delete) or, when a report names it,

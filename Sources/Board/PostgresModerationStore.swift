@@ -91,7 +91,7 @@ public struct PostgresModerationStore: ModerationStore {
             guard !groups.isEmpty else { return [] }
             let ids = try groups.map { String(try $0.decode(Int.self, "post_id")) }
             var posts: [Int: Post] = [:]
-            for post in try PostgresPostStore.posts(connection.query("\(raw: PostgresPostStore.select) WHERE p.id = ANY(\(ids)::int8[])"), on: connection) {
+            for post in try PostgresPostStore.posts(connection.query(PostgresPostStore.withMedia("\(raw: PostgresPostStore.select) WHERE p.id = ANY(\(ids)::int8[])"))) {
                 posts[post.id] = post
             }
             var reports: [Int: [Report]] = [:]
@@ -149,7 +149,7 @@ public struct PostgresModerationStore: ModerationStore {
                 VALUES (\(moderatorID), \(action.rawValue), 'post', \(String(postID)), \(note))
                 """
             )
-            let post = try PostgresPostStore.posts(connection.query("\(raw: PostgresPostStore.select) WHERE p.id = \(postID)"), on: connection)[0]
+            let post = try PostgresPostStore.posts(connection.query(PostgresPostStore.withMedia("\(raw: PostgresPostStore.select) WHERE p.id = \(postID)")))[0]
             return (post, resolved)
         }
     }

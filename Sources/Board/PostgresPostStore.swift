@@ -13,60 +13,50 @@ public struct PostgresPostStore: PostStore {
     static let select: String = """
         SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en, r.name_ko, r.country_code,
                p.weather_type, p.category, p.title, p.body, p.status, p.hidden_reason, (p.deleted_at IS NOT NULL) AS deleted,
-               p.created_at, p.updated_at, p.edited, p.version,
-               coalesce((SELECT true FROM media m WHERE m.post_id = p.id LIMIT 1), false) AS has_media
+               p.created_at, p.updated_at, p.edited, p.version
         FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id
         """
 
     /// Positions of `select`'s columns. Every post query starts with `select`, so rows are decoded by
-    /// position instead of looking each name up (a list decodes 378 values per page). A post's images come
-    /// from a second statement (`posts(_:)`), made only when one of the posts has any: decoding them from a
-    /// JSON column in the same row cost half of a list request's CPU. `has_media` is a correlated scalar
-    /// subquery, one `media_post_idx` probe per row: written as `EXISTS`, the planner may hash the whole
-    /// media table once per statement instead, which costs more the more media there are.
+    /// position instead of looking each name up (a list decodes 360 values per page).
     enum Column: Int, CaseIterable {
         case id, authorID, authorName, regionID, nameEnglish, nameKorean, countryCode
-        case weatherType, category, title, body, status, hiddenReason, deleted, createdAt, updatedAt, edited, version, hasMedia
+        case weatherType, category, title, body, status, hiddenReason, deleted, createdAt, updatedAt, edited, version
 
         var name: String {
             ["id", "author_id", "author_name", "region_id", "name_en", "name_ko", "country_code", "weather_type", "category", "title",
-             "body", "status", "hidden_reason", "deleted", "created_at", "updated_at", "edited", "version", "has_media"][rawValue]
+             "body", "status", "hidden_reason", "deleted", "created_at", "updated_at", "edited", "version"][rawValue]
         }
     }
 
-    /// Posts from rows of `select`, with their media.
-    func posts(_ rows: PostgresRows) async throws -> [Post] {
-        let (posts, withMedia) = try Self.decode(rows)
-        guard !withMedia.isEmpty else { return posts }
-        return try Self.attaching(try await database.query(MediaRecords.ofPosts(withMedia)), to: posts)
+    /// A query of `select` rows with each post's images joined to it (CONTRACT §8): one statement per page, with
+    /// or without images. A post's row is repeated once per image, with the image's columns (`MediaRecords.columns`)
+    /// after its own, NULL when it has none; posts newest first (every list's order), images in display order.
+    /// The sort is over the page's rows only: the query inside still walks its index in order (`ListPlanTests`).
+    /// (A JSON column per post, decoded per row, was half of a list request's CPU with two images a post.)
+    static func withMedia(_ query: SQLQuery) -> SQLQuery {
+        var sql = SQLQuery(stringLiteral: "SELECT page.*, \(MediaRecords.columns) FROM (")
+        sql.append(query)
+        // LATERAL with its own ORDER BY: one `media_post_idx` probe per post of the page. A plain LEFT JOIN lets the
+        // planner hash the whole media table for every page instead.
+        sql.append(
+            ") page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id ORDER BY m.position) m ON true ORDER BY page.id DESC, m.position"
+        )
+        return sql
     }
 
-    /// The same inside a transaction.
-    static func posts(_ rows: PostgresRows, on connection: PostgresConnection) throws -> [Post] {
-        let (posts, withMedia) = try decode(rows)
-        guard !withMedia.isEmpty else { return posts }
-        return try attaching(try connection.query(MediaRecords.ofPosts(withMedia)), to: posts)
-    }
-
-    /// The posts of `select` rows (without media yet), and the ids of those that have media.
-    private static func decode(_ rows: PostgresRows) throws -> (posts: [Post], withMedia: [Int]) {
+    /// Posts from rows of `withMedia`.
+    static func posts(_ rows: PostgresRows) throws -> [Post] {
+        let mediaColumn = Column.allCases.count
         var posts: [Post] = []
-        var withMedia: [Int] = []
         for row in rows {
-            let post = try post(from: row)
-            posts.append(post)
-            if try row.decode(Bool.self, at: Column.hasMedia.rawValue) { withMedia.append(post.id) }
+            let id = try row.decode(Int.self, at: Column.id.rawValue)
+            if posts.last?.id != id { posts.append(try post(from: row)) }
+            if try row.decode(Int?.self, at: mediaColumn) != nil {
+                posts[posts.count - 1].media.append(try MediaRecords.media(from: row, at: mediaColumn))
+            }
         }
-        return (posts, withMedia)
-    }
-
-    private static func attaching(_ mediaRows: PostgresRows, to posts: [Post]) throws -> [Post] {
-        let media = try MediaRecords.byPost(mediaRows)
-        return posts.map { post in
-            var post = post
-            post.media = media[post.id] ?? []
-            return post
-        }
+        return posts
     }
 
     private static func post(from row: PostgresRow) throws -> Post {
@@ -104,7 +94,7 @@ public struct PostgresPostStore: PostStore {
         try await database.transaction { connection in
             if let idempotency, case .replay(let postID, let requestHash) = try idempotency.claim(on: connection) {
                 guard requestHash == idempotency.requestHash else { throw BoardError.idempotencyConflict }
-                guard let existing = try Self.posts(connection.query("\(raw: Self.select) WHERE p.id = \(postID)"), on: connection).first else {
+                guard let existing = try Self.posts(connection.query(Self.withMedia("\(raw: Self.select) WHERE p.id = \(postID)"))).first else {
                     throw BoardError.idempotencyConflict
                 }
                 return (existing, true)
@@ -125,12 +115,12 @@ public struct PostgresPostStore: PostStore {
                 try Self.queueForFilter(postID: id, connection: connection)
             }
             try idempotency?.complete(resourceID: id, on: connection)
-            return (try Self.posts(connection.query("\(raw: Self.select) WHERE p.id = \(id)"), on: connection)[0], false)
+            return (try Self.posts(connection.query(Self.withMedia("\(raw: Self.select) WHERE p.id = \(id)")))[0], false)
         }
     }
 
     public func post(id: Int) async throws -> Post? {
-        try await posts(database.query("\(raw: Self.select) WHERE p.id = \(id)")).first
+        try Self.posts(await database.query(Self.withMedia("\(raw: Self.select) WHERE p.id = \(id)"))).first
     }
 
     /// The column whose index a public list walks: the most selective equality filter.
@@ -185,7 +175,7 @@ public struct PostgresPostStore: PostStore {
     }
 
     public func list(_ query: PostQuery, viewer: Viewer) async throws -> [Post] {
-        try await posts(database.query(Self.listQuery(query, viewer: viewer)))
+        try Self.posts(await database.query(Self.withMedia(Self.listQuery(query, viewer: viewer))))
     }
 
     /// The one statement behind `list` (the plan tests EXPLAIN it).
@@ -225,7 +215,7 @@ public struct PostgresPostStore: PostStore {
     }
 
     public func listOwn(authorID: Int, before: Int?, limit: Int) async throws -> [Post] {
-        try await posts(database.query(Self.listOwnQuery(authorID: authorID, before: before, limit: limit)))
+        try Self.posts(await database.query(Self.withMedia(Self.listOwnQuery(authorID: authorID, before: before, limit: limit))))
     }
 
     static func listOwnQuery(authorID: Int, before: Int?, limit: Int) -> SQLQuery {
@@ -241,7 +231,7 @@ public struct PostgresPostStore: PostStore {
         try await database.transaction { connection in
             // The row lock serializes edits of this post: a second edit waits here until the first commits,
             // then reads (READ COMMITTED: a fresh snapshot per statement) and merges with its result.
-            guard let current = try Self.posts(connection.query("\(raw: Self.select) WHERE p.id = \(id) FOR UPDATE OF p"), on: connection).first else {
+            guard let current = try Self.posts(connection.query(Self.withMedia("\(raw: Self.select) WHERE p.id = \(id) FOR UPDATE OF p"))).first else {
                 throw BoardError.notFound("post")
             }
             guard let edit = try decide(current) else { return (current, []) }
@@ -266,7 +256,7 @@ public struct PostgresPostStore: PostStore {
             if edit.status == .hidden {
                 try Self.queueForFilter(postID: id, connection: connection)
             }
-            return (try Self.posts(connection.query("\(raw: Self.select) WHERE p.id = \(id)"), on: connection)[0], removed)
+            return (try Self.posts(connection.query(Self.withMedia("\(raw: Self.select) WHERE p.id = \(id)")))[0], removed)
         }
     }
 

@@ -14,6 +14,8 @@ public final class PostgresConnection {
     private(set) var cancelHandle: PostgresCancelHandle?
     /// The pool's closure job running on this connection, whose cancellation fails the statements it starts.
     var runningJob: Job?
+    /// The pool's count of statements run, if the connection belongs to a pool.
+    var statementCounter: StatementCounter?
 
     /// A statement prepared on this connection, and the columns of its results once one has arrived
     /// (they never change for a prepared statement, so later results reuse them).
@@ -284,6 +286,7 @@ public final class PostgresConnection {
     }
 
     private func prepared(_ query: SQLQuery, handle: OpaquePointer) throws -> PreparedStatement {
+        statementCounter?.add()
         // Every statement passes here before its parameters go to libpq as C strings.
         try PostgresBind.requireCStrings(query.binds)
         if let statement = statements[query.sql] { return statement }

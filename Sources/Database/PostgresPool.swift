@@ -30,6 +30,7 @@ public final class PostgresPool: Sendable {
     let queue: JobQueue
     private let threads: Mutex<[PoolThread]>
     private let errors = ErrorCounts()
+    private let statements = StatementCounter()
 
     public init(configuration: PostgresConfiguration, logger: Logger = Logger(label: "weatherboard.db")) {
         self.configuration = configuration
@@ -42,7 +43,7 @@ public final class PostgresPool: Sendable {
         // The threads hold the queue, never the pool, so a pool nobody holds any more is released (and ends them).
         var threads: [PoolThread] = []
         for index in 0..<configuration.poolSize {
-            let worker = Worker(index: index, configuration: configuration, queue: queue, logger: logger)
+            let worker = Worker(index: index, configuration: configuration, queue: queue, statements: statements, logger: logger)
             let thread = PoolThread.start(name: "db-\(index)") {
                 queue.started(threadID: currentThreadID())
                 worker.run()
@@ -140,6 +141,10 @@ public final class PostgresPool: Sendable {
     /// Failed statements and connection problems since start, by kind (`connection`, `pool_timeout`,
     /// `statement_timeout`, `server`, `decoding`, `shutdown`), for `/metrics`.
     public var errorCounts: [String: Int] { errors.snapshot() }
+
+    /// Parameterized statements run so far by this pool's connections (`query`, `execute`, pipelines and the
+    /// statements of transactions; not `simpleQuery`).
+    public var statementCount: Int { statements.value }
 
     /// Connections currently running a job, and jobs waiting for one.
     public var usage: (inUse: Int, waiting: Int) { queue.usage }

@@ -9,6 +9,7 @@ struct Worker: Sendable {
     let index: Int
     let configuration: PostgresConfiguration
     let queue: JobQueue
+    let statements: StatementCounter
     let logger: Logger
 
     /// Takes jobs until the queue is closed, then closes the connection.
@@ -82,6 +83,7 @@ struct Worker: Sendable {
                 statementTimeoutMilliseconds: configuration.statementTimeoutMilliseconds,
                 connectTimeoutSeconds: configuration.connectTimeoutSeconds
             )
+            fresh.statementCounter = statements
             connection = fresh
             retryAfter = 0
             return fresh

@@ -253,6 +253,43 @@ struct MediaTests {
         }
     }
 
+    @Test("a page of posts with images takes as many statements as one without: one")
+    func mediaCostsNoStatements() async throws {
+        try await withMediaServer { server in
+            let (author, _, _) = try await server.registeredAccount(prefix: "pages")
+            let plainAuthor = try await server.anonymousAccount()
+            for _ in 0..<3 {
+                var ids: [String] = []
+                for _ in 0..<2 { ids.append(try #require(try await server.upload(try await MediaFixtures.jpeg, token: author.token).object["id"] as? String)) }
+                let payload: [String: Any] = ["weatherType": "rain", "category": "food", "body": "사진 두 장", "regionId": "1835848", "mediaIds": ids]
+                #expect(try await server.json("POST", "/v1/posts", token: author.token, payload).status == 201)
+                _ = try await server.createPost(plainAuthor, body: "사진 없는 글")
+            }
+            let pool = server.dependencies.database
+            // Statements this server's pool ran for one anonymous GET. The fewest of three tries: a background
+            // service (purger, media sync) may run one of its own on the same pool meanwhile.
+            func statements(_ path: String, check: ([[String: Any]]) -> Bool) async throws -> Int {
+                var fewest = Int.max
+                for _ in 0..<3 {
+                    let before = pool.statementCount
+                    let page = try await server.json("GET", path)
+                    #expect(page.status == 200)
+                    #expect(check(page.items.isEmpty ? [page.object] : page.items), "\(path)")
+                    fewest = min(fewest, pool.statementCount - before)
+                }
+                return fewest
+            }
+            let withImages = try await statements("/v1/posts?authorId=\(author.id)") { items in
+                items.count == 3 && items.allSatisfy { ($0["media"] as? [Any])?.count == 2 }
+            }
+            let without = try await statements("/v1/posts?authorId=\(plainAuthor.id)") { items in
+                items.count == 3 && items.allSatisfy { ($0["media"] as? [Any])?.isEmpty == true }
+            }
+            #expect(withImages == 1)
+            #expect(without == 1)
+        }
+    }
+
     @Test("hidden, removed and deleted posts stop serving their media publicly; restore brings it back; moderators always see it")
     func visibility() async throws {
         try await withMediaServer { server in
