@@ -37,11 +37,9 @@ public struct PostgresPostStore: PostStore {
     static func withMedia(_ query: SQLQuery) -> SQLQuery {
         var sql = SQLQuery(stringLiteral: "SELECT page.*, \(MediaRecords.columns) FROM (")
         sql.append(query)
-        // LATERAL with its own ORDER BY: one `media_post_idx` probe per post of the page. A plain LEFT JOIN lets the
-        // planner hash the whole media table for every page instead.
-        sql.append(
-            ") page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id ORDER BY m.position) m ON true ORDER BY page.id DESC, m.position"
-        )
+        // LATERAL behind OFFSET 0 (which keeps the planner from flattening it): one `media_post_idx` probe per post
+        // of the page. A plain LEFT JOIN lets the planner hash the whole media table for every page instead.
+        sql.append(") page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id OFFSET 0) m ON true ORDER BY page.id DESC, m.position")
         return sql
     }
 

@@ -8,5 +8,5 @@ SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en,
 FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id
 WHERE p.status = 'visible' AND p.deleted_at IS NULL AND p.weather_type >= :wt AND p.weather_type <= :wt
 ORDER BY p.weather_type, p.id DESC LIMIT 21
-) page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id ORDER BY m.position) m ON true
+) page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id OFFSET 0) m ON true
 ORDER BY page.id DESC, m.position;

@@ -6,5 +6,5 @@ SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en,
        p.created_at, p.updated_at, p.edited, p.version
 FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id
 WHERE p.id = :id
-) page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id ORDER BY m.position) m ON true
+) page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id OFFSET 0) m ON true
 ORDER BY page.id DESC, m.position;
