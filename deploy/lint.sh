@@ -80,11 +80,11 @@ lint_systemd() {
   local key missing
   for unit in weatherboard.service weatherboard@.service; do
     missing=""
-    for key in 'DynamicUser=yes' 'ProtectSystem=strict' 'ProtectHome=yes' 'PrivateTmp=yes' 'PrivateDevices=yes' \
+    for key in 'User=weatherboard' 'RemoveIPC=yes' 'StateDirectoryMode=0750' 'ProtectSystem=strict' 'ProtectHome=yes' 'PrivateTmp=yes' 'PrivateDevices=yes' \
                'NoNewPrivileges=yes' 'CapabilityBoundingSet=' 'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX' \
                'SystemCallFilter=@system-service' 'MemoryDenyWriteExecute=yes' 'LockPersonality=yes' \
                'RestrictNamespaces=yes' 'ProtectKernelTunables=yes' 'ProtectKernelModules=yes' 'ProtectKernelLogs=yes' \
-               'ProtectControlGroups=yes' 'ProtectClock=yes' 'RestrictRealtime=yes' 'RestrictSUIDSGID=yes' 'UMask=0077' \
+               'ProtectControlGroups=yes' 'ProtectClock=yes' 'RestrictRealtime=yes' 'RestrictSUIDSGID=yes' 'UMask=0027' \
                'LimitNOFILE=' 'EnvironmentFile=/etc/weatherboard/weatherboard.env' \
                'ExecStartPre=/usr/local/bin/weatherboard migrate' 'ExecStart=/usr/local/bin/weatherboard serve' \
                'KillSignal=SIGTERM' 'TimeoutStopSec=30' 'Restart=on-failure'; do
@@ -243,7 +243,15 @@ PY
       -e "s#^\(\s*\)listen 80;#\1listen 127.0.0.1:$http_port;#" \
       -e '/^\s*listen \[::\]/d' \
       -e "s#^\(\s*\)server 127\.0\.0\.1:808[01] #\1server 127.0.0.1:$stub_port #" \
+      -e "s#/var/lib/weatherboard/media/#$run/media/#" \
       "$DEPLOY/nginx/weatherboard.conf" >"$run/weatherboard.conf"
+  # MEDIA_DIR as the app lays it out: a public image nginx must serve, a private one it must never reach.
+  mkdir -p "$run/media/public" "$run/media/private"
+  printf 'public-jpeg' >"$run/media/public/0123456789abcdefghijklmnop.jpg"
+  printf 'private-jpeg' >"$run/media/private/0123456789abcdefghijklmnop.jpg"
+  # nginx's workers (nobody, when run as root) must reach it through the temp directories.
+  chmod -R a+rX "$run/media"
+  chmod a+x "$TMP" "$run"
   local mime=/etc/nginx/mime.types user_line=""
   [ -f "$mime" ] || { echo 'types { application/json json; }' >"$run/mime.types"; mime="$run/mime.types"; }
   # Started as root, the workers drop to nobody (Debian has no group "nobody").
@@ -311,6 +319,25 @@ CONF
   done
   if [ -z "$reached" ]; then pass "nginx live: /healthz, /readyz, /v1/posts… reach the upstream unchanged"
   else fail "nginx live: ordinary paths do not reach the upstream" "${reached#$'\n'}"; fi
+  # /media/: the public side of MEDIA_DIR straight from disk, immutable, with an ETag and the usual headers; a
+  # missing image is the JSON 404; no spelling of a path reaches the private side.
+  local media_ok=""
+  status="$(probe /media/0123456789abcdefghijklmnop.jpg)"
+  [ "$status" = 200 ] && grep -qx 'public-jpeg' <(cat "$run/body"; echo) && grep -qi '^etag: ' "$run/headers" &&
+    grep -qi '^cache-control: public, max-age=31536000, immutable' "$run/headers" && grep -qi '^x-request-id: ' "$run/headers" &&
+    grep -qi '^content-type: image/jpeg' "$run/headers" || media_ok+=$'\n'"/media/<key>.jpg → $status $(head -c 80 "$run/body")"
+  status="$(probe /media/missing.jpg)"
+  [ "$status" = 404 ] && grep -q '"code":"not_found"' "$run/body" && grep -qi '^x-request-id: ' "$run/headers" ||
+    media_ok+=$'\n'"/media/missing.jpg → $status $(head -c 80 "$run/body")"
+  for path in /media/../private/0123456789abcdefghijklmnop.jpg /media/..%2fprivate/0123456789abcdefghijklmnop.jpg \
+              /media/%2e%2e/private/0123456789abcdefghijklmnop.jpg /media../private/0123456789abcdefghijklmnop.jpg /media/; do
+    status="$(probe "$path")"
+    if grep -q 'private-jpeg' "$run/body" 2>/dev/null || [ "$status" = 200 ] && ! grep -q '^stub ' "$run/body"; then
+      media_ok+=$'\n'"$path → $status $(head -c 80 "$run/body")"
+    fi
+  done
+  if [ -z "$media_ok" ]; then pass "nginx live: /media/ serves the public images from disk (immutable, ETag); 404 JSON; private side unreachable"
+  else fail "nginx live: /media/" "${media_ok#$'\n'}"; fi
   status="$(curl -s --max-time 5 -o /dev/null -w '%{http_code} %{redirect_url}' -H 'Host: api.weatherboard.example' "http://127.0.0.1:$http_port/v1/posts")"
   if [ "$status" = "301 https://api.weatherboard.example/v1/posts" ]; then pass "nginx live: plain HTTP redirects to HTTPS"
   else fail "nginx live: plain HTTP answered '$status', want a 301 to https"; fi
