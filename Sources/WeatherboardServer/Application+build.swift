@@ -127,7 +127,7 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
     }
     router.addRoutes(HealthController(database: dependencies.database).endpoints)
     router.addRoutes(MetricsController(metrics: dependencies.metrics, database: dependencies.database).endpoints)
-    router.addRoutes(OpenAPIController(document: OpenAPIController.loadDocument()).endpoints)
+    router.addRoutes(OpenAPIController(document: OpenAPIController.loadDocument(logger: logger)).endpoints)
 
     let api = router.group("v1")
         .add(middleware: AuthenticationMiddleware(accounts: dependencies.accounts, clientAddress: ClientAddress(trustedProxies: configuration.trustedProxies)))
