@@ -68,6 +68,21 @@ struct MultipartUpload {
         var upload = MultipartUpload()
         var handle: WriteFileHandle?
         var writtenOffset: Int64 = 0
+        // The file's bytes are gathered into writes of `writeBatchBytes`: the body arrives in chunks of a few KiB,
+        // and a file-system call per chunk (two thread hops each) cost more than decoding the image.
+        var unwritten = ByteBuffer()
+        func flush() async throws {
+            guard unwritten.readableBytes > 0 else { return }
+            if handle == nil {
+                let path = temporaryDirectory + "/upload-" + UUID().uuidString
+                upload.filePath = path
+                handle = try await FileSystem.shared.openFile(forWritingAt: FilePath(path), options: .newFile(replaceExisting: false))
+            }
+            if let handle {
+                writtenOffset += Int64(try await handle.write(contentsOf: unwritten.readableBytesView, toAbsoluteOffset: writtenOffset))
+            }
+            unwritten.clear()
+        }
         var fieldBuffers: [String: [UInt8]] = [:]
         var fileDone = false
         func fail(_ error: APIError) async -> APIError {
@@ -96,14 +111,8 @@ struct MultipartUpload {
                         if upload.fileBytes > maxFileBytes {
                             throw await fail(APIError(.contentTooLarge, "payload_too_large", "the file is larger than \(maxFileBytes) bytes"))
                         }
-                        if handle == nil {
-                            let path = temporaryDirectory + "/upload-" + UUID().uuidString
-                            upload.filePath = path
-                            handle = try await FileSystem.shared.openFile(forWritingAt: FilePath(path), options: .newFile(replaceExisting: false))
-                        }
-                        if let handle {
-                            writtenOffset += Int64(try await handle.write(contentsOf: piece.readableBytesView, toAbsoluteOffset: writtenOffset))
-                        }
+                        unwritten.writeImmutableBuffer(piece)
+                        if unwritten.readableBytes >= Self.writeBatchBytes { try await flush() }
                     } else if let piece {
                         var bytes = fieldBuffers[name, default: []]
                         bytes.append(contentsOf: piece.readableBytesView)
@@ -114,6 +123,7 @@ struct MultipartUpload {
                     }
                 }
             }
+            try await flush()
             try await handle?.close()
             handle = nil
         } catch let error as APIError {
@@ -130,6 +140,9 @@ struct MultipartUpload {
         }
         return upload
     }
+
+    /// The size of the writes that put the `file` part on disk (at most this much of an upload is in memory).
+    static let writeBatchBytes = 512 * 1024
 
     /// What the parser's callbacks collect between two chunks; used by one task only.
     private final class ParseState {
