@@ -16,8 +16,11 @@ public struct MediaFiles: Sendable {
         var suffix: String { self == .full ? ".jpg" : "-preview.jpg" }
     }
 
+    /// The prefix of the public side: what the public base URL (or nginx, or the server's `/media/`) serves.
+    public static let publicPrefix = "public/"
+
     static func path(_ key: String, _ variant: Variant, isPublic: Bool) -> String {
-        (isPublic ? "public/" : "private/") + key + variant.suffix
+        (isPublic ? publicPrefix : "private/") + key + variant.suffix
     }
 
     /// The file's name under the public base URL.

@@ -9,13 +9,15 @@ import Darwin
 /// The blocking file operations of ``LocalMediaStore``, for its thread pool only. Keys are validated before
 /// they get here, so `root + "/" + key` never leaves `root`.
 enum LocalFiles {
-    static let fileMode: mode_t = 0o644
-    static let directoryMode: mode_t = 0o755
+    /// Modes of what a web server reading the directory may serve (`shared`), and of everything else, which is
+    /// the service's alone. The root itself is always 0755, so the shared side stays reachable.
+    static func fileMode(shared: Bool) -> mode_t { shared ? 0o644 : 0o600 }
+    static func directoryMode(shared: Bool) -> mode_t { shared ? 0o755 : 0o700 }
 
-    static func write(_ bytes: [UInt8], key: String, root: String) throws(MediaStoreError) {
+    static func write(_ bytes: [UInt8], key: String, root: String, shared: Bool) throws(MediaStoreError) {
         let path = root + "/" + key
         let parent = parentPath(of: path)
-        try makeDirectories(parent, key: key)
+        try makeDirectories(parent, key: key, root: root, shared: shared)
         let temporary = parent + "/.tmp-" + MediaKey.random()
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("open", key: key) }
@@ -34,7 +36,7 @@ enum LocalFiles {
                 }
             }
         }
-        if failed == nil, fchmod(fd, fileMode) != 0 { failed = failure("fchmod", key: key) }
+        if failed == nil, fchmod(fd, fileMode(shared: shared)) != 0 { failed = failure("fchmod", key: key) }
         if failed == nil, fsync(fd) != 0 { failed = failure("fsync", key: key) }
         if close(fd) != 0, failed == nil { failed = failure("close", key: key) }
         if failed == nil, rename(temporary, path) != 0 { failed = failure("rename", key: key) }
@@ -79,7 +81,8 @@ enum LocalFiles {
         }
     }
 
-    static func move(_ from: String, to: String, root: String) throws(MediaStoreError) {
+    /// Moves a file, then gives it the mode of its new side.
+    static func move(_ from: String, to: String, root: String, shared: Bool) throws(MediaStoreError) {
         let source = root + "/" + from
         let destination = root + "/" + to
         guard isRegularFile(source) else {
@@ -88,12 +91,13 @@ enum LocalFiles {
             throw MediaStoreError(.notFound, key: from, message: "no such object")
         }
         guard source != destination else { return }
-        try makeDirectories(parentPath(of: destination), key: to)
+        try makeDirectories(parentPath(of: destination), key: to, root: root, shared: shared)
         if rename(source, destination) != 0 {
             let code = errno
             if code == ENOENT, isRegularFile(destination) { return }  // a concurrent move won
             throw failure("rename", key: from, errno: code)
         }
+        if chmod(destination, fileMode(shared: shared)) != 0 { throw failure("chmod", key: to) }
     }
 
     // MARK: Helpers
@@ -108,8 +112,9 @@ enum LocalFiles {
         return slash == path.utf8.startIndex ? "/" : String(path[..<slash])
     }
 
-    /// `mkdir -p` with 0755 on every directory it creates (whatever the umask).
-    static func makeDirectories(_ path: String, key: String) throws(MediaStoreError) {
+    /// `mkdir -p`, each directory it creates with its mode whatever the umask: 0755 up to the root, then the
+    /// mode of the key's side.
+    static func makeDirectories(_ path: String, key: String, root: String, shared: Bool) throws(MediaStoreError) {
         var info = stat()
         if stat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR else {
@@ -118,12 +123,13 @@ enum LocalFiles {
             return
         }
         let parent = parentPath(of: path)
-        if parent != path, parent != "/", parent != "." { try makeDirectories(parent, key: key) }
-        if mkdir(path, directoryMode) != 0 {
+        if parent != path, parent != "/", parent != "." { try makeDirectories(parent, key: key, root: root, shared: shared) }
+        let mode = directoryMode(shared: shared || path.utf8.count <= root.utf8.count)
+        if mkdir(path, mode) != 0 {
             guard errno == EEXIST else { throw failure("mkdir", key: key) }
             return  // made by a concurrent writer
         }
-        if chmod(path, directoryMode) != 0 { throw failure("chmod", key: key) }
+        if chmod(path, mode) != 0 { throw failure("chmod", key: key) }
     }
 
     static func failure(_ operation: String, key: String, errno code: Int32 = errno) -> MediaStoreError {

@@ -80,10 +80,11 @@ public struct MediaStorageConfiguration: Sendable {
         self.s3 = s3
     }
 
-    /// The configured store; `httpClient` carries the S3 requests.
-    public func makeStore(httpClient: CurlHTTPClient) -> any MediaStore {
+    /// The configured store; `httpClient` carries the S3 requests. With `local`, keys under `servedPrefix` are
+    /// readable by a web server serving the directory, the rest by the service alone (``LocalMediaStore``).
+    public func makeStore(httpClient: CurlHTTPClient, servedPrefix: String? = nil) -> any MediaStore {
         guard backend == .s3, let s3 else {
-            return LocalMediaStore(directory: directory, publicBaseURL: publicBaseURL)
+            return LocalMediaStore(directory: directory, publicBaseURL: publicBaseURL, servedPrefix: servedPrefix)
         }
         return S3MediaStore(
             endpoint: s3.endpoint,

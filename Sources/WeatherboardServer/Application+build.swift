@@ -81,7 +81,7 @@ public struct AppDependencies: Sendable {
             regions: regions,
             weather: WeatherService.make(configuration: configuration, regions: regions, database: pool, logger: logger, observer: metrics.recordWeather),
             metrics: metrics,
-            mediaStore: configuration.mediaStorage.makeStore(httpClient: CurlHTTPClient(threadPool: .singleton)),
+            mediaStore: configuration.mediaStorage.makeStore(httpClient: CurlHTTPClient(threadPool: .singleton), servedPrefix: MediaFiles.publicPrefix),
             imageProcessor: ImageProcessor(threads: configuration.imageThreads, maxQueued: configuration.imageQueue, timeLimit: .seconds(10)),
             logger: logger
         )
@@ -123,7 +123,7 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
     if configuration.mediaStorage.backend == .local {
         // `MEDIA_STORAGE=local`: the public side of MEDIA_DIR under /media/ (only after no route matched).
         router.add(middleware: MediaCacheHeadersMiddleware())
-        router.add(middleware: FileMiddleware(configuration.mediaStorage.directory + "/public", urlBasePath: "/media", searchForIndexHtml: false, logger: logger))
+        router.add(middleware: FileMiddleware(configuration.mediaStorage.directory + "/" + MediaFiles.publicPrefix.dropLast(), urlBasePath: "/media", searchForIndexHtml: false, logger: logger))
     }
     router.addRoutes(HealthController(database: dependencies.database).endpoints)
     router.addRoutes(MetricsController(metrics: dependencies.metrics, database: dependencies.database).endpoints)

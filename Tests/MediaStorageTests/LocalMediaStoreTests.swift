@@ -2,7 +2,8 @@ import Foundation
 import MediaStorage
 import Testing
 
-/// What only the directory store does: modes a web server can read, atomic writes, keys naming directories.
+/// What only the directory store does: modes a web server can read (and, with a served prefix, modes only the
+/// service can read), atomic writes, keys naming directories.
 @Suite struct LocalMediaStoreTests {
     func mode(_ path: String) throws -> Int {
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
@@ -26,6 +27,27 @@ import Testing
             try await store.move("public/ab/cd.jpg", to: "private/ab/cd.jpg")
             #expect(try mode(root + "/private/ab/cd.jpg") == 0o644)
             #expect(try mode(root + "/private/ab") == 0o755)
+        }
+    }
+
+    @Test func withAServedPrefixEverythingElseIsTheServicesAlone() async throws {
+        try await withTemporaryDirectory { directory in
+            let root = directory + "/media"
+            let store = LocalMediaStore(directory: root, publicBaseURL: "http://127.0.0.1:8080/media/", servedPrefix: "public/")
+            // The private side first: the root must still come out traversable for the web server.
+            try await store.put("private/a.jpg", [1], contentType: "image/jpeg")
+            #expect(try mode(root) == 0o755)
+            #expect(try mode(root + "/private") == 0o700)
+            #expect(try mode(root + "/private/a.jpg") == 0o600)
+            try await store.put("public/b.jpg", [2], contentType: "image/jpeg")
+            #expect(try mode(root + "/public") == 0o755)
+            #expect(try mode(root + "/public/b.jpg") == 0o644)
+            // A move takes the mode of the side it lands on.
+            try await store.move("private/a.jpg", to: "public/a.jpg")
+            #expect(try mode(root + "/public/a.jpg") == 0o644)
+            try await store.move("public/b.jpg", to: "private/b.jpg")
+            #expect(try mode(root + "/private/b.jpg") == 0o600)
+            #expect(try await store.get("private/b.jpg") == [2])
         }
     }
 
