@@ -149,7 +149,7 @@ public struct PostgresModerationStore: ModerationStore {
                 VALUES (\(moderatorID), \(action.rawValue), 'post', \(String(postID)), \(note))
                 """
             )
-            let post = try PostgresPostStore.posts(connection.query(PostgresPostStore.withMedia("\(raw: PostgresPostStore.select) WHERE p.id = \(postID)")))[0]
+            let post = try PostgresPostStore.posts(connection.query(PostgresPostStore.byID(postID)))[0]
             return (post, resolved)
         }
     }

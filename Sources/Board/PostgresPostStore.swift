@@ -43,6 +43,11 @@ public struct PostgresPostStore: PostStore {
         return sql
     }
 
+    /// The one post `id`, with its images.
+    static func byID(_ id: Int) -> SQLQuery {
+        withMedia("\(raw: select) WHERE p.id = \(id)")
+    }
+
     /// Posts from rows of `withMedia`.
     static func posts(_ rows: PostgresRows) throws -> [Post] {
         let mediaColumn = Column.allCases.count
@@ -92,7 +97,7 @@ public struct PostgresPostStore: PostStore {
         try await database.transaction { connection in
             if let idempotency, case .replay(let postID, let requestHash) = try idempotency.claim(on: connection) {
                 guard requestHash == idempotency.requestHash else { throw BoardError.idempotencyConflict }
-                guard let existing = try Self.posts(connection.query(Self.withMedia("\(raw: Self.select) WHERE p.id = \(postID)"))).first else {
+                guard let existing = try Self.posts(connection.query(Self.byID(postID))).first else {
                     throw BoardError.idempotencyConflict
                 }
                 return (existing, true)
@@ -113,12 +118,12 @@ public struct PostgresPostStore: PostStore {
                 try Self.queueForFilter(postID: id, connection: connection)
             }
             try idempotency?.complete(resourceID: id, on: connection)
-            return (try Self.posts(connection.query(Self.withMedia("\(raw: Self.select) WHERE p.id = \(id)")))[0], false)
+            return (try Self.posts(connection.query(Self.byID(id)))[0], false)
         }
     }
 
     public func post(id: Int) async throws -> Post? {
-        try Self.posts(await database.query(Self.withMedia("\(raw: Self.select) WHERE p.id = \(id)"))).first
+        try Self.posts(await database.query(Self.byID(id))).first
     }
 
     /// The column whose index a public list walks: the most selective equality filter.
@@ -254,7 +259,7 @@ public struct PostgresPostStore: PostStore {
             if edit.status == .hidden {
                 try Self.queueForFilter(postID: id, connection: connection)
             }
-            return (try Self.posts(connection.query(Self.withMedia("\(raw: Self.select) WHERE p.id = \(id)")))[0], removed)
+            return (try Self.posts(connection.query(Self.byID(id)))[0], removed)
         }
     }
 
