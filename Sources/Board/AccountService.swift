@@ -18,10 +18,11 @@ public struct AccountService: Sendable {
     }
 
     /// `POST /v1/accounts`. Rate limited per client address, counted in the transaction that creates the
-    /// account; a replayed `Idempotency-Key` (same client) returns the same account with a fresh token and is
-    /// not counted, while that account is still anonymous.
+    /// account; a replayed `Idempotency-Key` returns the same account with a fresh token and is not counted, while
+    /// that account is still anonymous. The key is the secret, not the address: a phone that retries after moving
+    /// from Wi-Fi to mobile data gets its account back, not a second one.
     public func createAnonymous(clientIP: String, idempotencyKey: String?) async throws -> IssuedToken {
-        let key = try idempotencyKey.map { try IdempotencyKey(scope: "account-create:\(clientIP)", key: $0, requestHash: "") }
+        let key = try idempotencyKey.map { try IdempotencyKey(scope: "account-create", key: $0, requestHash: "") }
         let token = Token.generate()
         let (account, replayed) = try await store.createAnonymous(
             displayName: Self.anonymousDisplayName(),

@@ -2,7 +2,7 @@ import Database
 import Foundation
 import Hashing
 
-/// A client's `Idempotency-Key`, scoped to whose it is (`account-create:<client address>`, `post:<account>`).
+/// A client's `Idempotency-Key`, scoped to whose it is (`account-create`, `post:<account>`).
 ///
 /// A replayed account creation hands out a token, so a key is a secret: 16–200 printable ASCII characters
 /// (a UUID), and only its SHA-256 is stored. Keys expire after 24 hours (the purger removes them).

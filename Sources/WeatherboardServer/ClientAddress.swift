@@ -3,7 +3,9 @@ import NIOCore
 
 /// Finds the client for rate limits: the socket peer, unless the peer is a trusted proxy, in which case
 /// the right-most `X-Forwarded-For` entry that is not itself a trusted proxy. An IPv6 client is its /64
-/// (one subscriber gets a whole /64 and picks addresses in it at will), written `2001:db8:1:2::/64`.
+/// (one subscriber gets a whole /64 and picks addresses in it at will), written `2001:db8:1:2::/64`; an IPv4
+/// client is its dotted quad, however it was spelled (`::ffff:1.2.3.4` and `::ffff:102:304` are `1.2.3.4`), so a
+/// dual-stack listener or proxy never gives one client two buckets.
 struct ClientAddress: Sendable {
     let trusted: [IPRange]
 
@@ -14,12 +16,13 @@ struct ClientAddress: Sendable {
     func resolve(peer: SocketAddress?, forwardedFor: String?) -> String {
         let ip = address(peer: peer, forwardedFor: forwardedFor)
         guard let bytes = IPRange.bytes(of: ip) else { return ip }
-        return Self.limitSubject(bytes) ?? ip
+        return Self.limitSubject(bytes)
     }
 
-    /// The /64 of an IPv6 address; nil for IPv4 (including IPv4-mapped IPv6, which `bytes(of:)` unmaps).
-    static func limitSubject(_ bytes: [UInt8]) -> String? {
-        guard bytes.count == 16 else { return nil }
+    /// The canonical subject of an address's bytes: the dotted quad of IPv4 (including IPv4-mapped IPv6, which
+    /// `bytes(of:)` unmaps), the /64 of IPv6.
+    static func limitSubject(_ bytes: [UInt8]) -> String {
+        if bytes.count == 4 { return bytes.map { String($0) }.joined(separator: ".") }
         let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
         return groups.joined(separator: ":") + "::/64"
     }

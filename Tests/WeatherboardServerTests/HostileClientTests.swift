@@ -56,6 +56,31 @@ struct HostileClientTests {
         }
     }
 
+    @Test("an account-creation key replays from another address (a phone that changed networks), at the limit, and at once: one account")
+    func replayAnywhereAtTheLimitAndAtOnce() async throws {
+        try await withTestServer { server in
+            let key = Self.uuidKey()
+            // 20 parallel first tries with one key: one account, one 201, the rest replays of it.
+            let tries = try await Self.burst(20) { _ in try await server.request("POST", "/v1/accounts", headers: [("Idempotency-Key", key)]) }
+            #expect(tries.filter { $0.status == 201 }.count == 1)
+            #expect(tries.filter { $0.status == 200 }.count == 19)
+            let ids = Set(tries.compactMap { ($0.object["account"] as? [String: Any])?["id"] as? String })
+            #expect(ids.count == 1)
+            let id = try #require(ids.first)
+            // Spend the rest of this address's allowance (the replays above took none of it).
+            for _ in 0..<29 { #expect(try await server.json("POST", "/v1/accounts").status == 201) }
+            #expect(try await server.json("POST", "/v1/accounts").status == 429)
+            let atLimit = try await server.json("POST", "/v1/accounts", headers: [("Idempotency-Key", key)])
+            #expect(atLimit.status == 200)
+            #expect((atLimit.object["account"] as? [String: Any])?["id"] as? String == id)
+            let moved = try await server.json("POST", "/v1/accounts", headers: [("Idempotency-Key", key), ("X-Forwarded-For", TestClient.randomAddress())])
+            #expect(moved.status == 200)
+            #expect((moved.object["account"] as? [String: Any])?["id"] as? String == id)
+            let token = try #require(moved.object["token"] as? String)
+            #expect(try await server.json("GET", "/v1/accounts/me", token: token).status == 200)
+        }
+    }
+
     @Test("account-creation keys must be 16–200 printable ASCII characters and are stored only as a hash", arguments: ["a", "short-key-15chr", String(repeating: "k", count: 201), "tab\there-and-long-enough"])
     func keyShape(key: String) async throws {
         try await withTestServer { server in
@@ -211,6 +236,34 @@ struct HostileClientTests {
             #expect(responses.filter { $0.status == 201 }.count == 30)
             let elsewhere = try await server.request("POST", "/v1/accounts", headers: [("X-Forwarded-For", "2001:db8:ffff:ffff::1")])
             #expect(elsewhere.status == 201)
+        }
+    }
+
+    @Test("an IPv4 client is one client however its address is spelled (dotted, IPv4-mapped, mapped in hex)")
+    func ipv4MappedIsIPv4() async throws {
+        try await withTestServer { server in
+            let octets = (0..<3).map { _ in UInt8.random(in: 1...254) }
+            let dotted = "10.\(octets[0]).\(octets[1]).\(octets[2])"
+            let hex = String(format: "::ffff:a%02x:%02x%02x", octets[0], octets[1], octets[2])
+            let spellings = [dotted, "::ffff:\(dotted)", hex, "::FFFF:\(dotted)"]
+            let responses = try await Self.burst(40) { i in
+                try await server.request("POST", "/v1/accounts", headers: [("X-Forwarded-For", spellings[i % spellings.count])])
+            }
+            #expect(responses.filter { $0.status == 201 }.count == 30)
+            #expect(responses.filter { $0.status == 429 }.count == 10)
+        }
+    }
+
+    @Test("an untrusted peer's X-Forwarded-For is ignored: it cannot pick a fresh address to escape its limit")
+    func untrustedForwardedForIsIgnored() async throws {
+        try await withTestServer(configure: { $0.trustedProxies = [] }) { server in
+            // The loopback peer's own bucket; no other test sends from an untrusted loopback peer.
+            try await server.dependencies.database.execute("DELETE FROM rate_limits WHERE bucket = 'account-create:127.0.0.1'")
+            for _ in 0..<30 {
+                #expect(try await server.request("POST", "/v1/accounts", headers: [("X-Forwarded-For", TestClient.randomAddress())]).status == 201)
+            }
+            let spoofed = try await server.request("POST", "/v1/accounts", headers: [("X-Forwarded-For", TestClient.randomAddress())])
+            #expect(spoofed.status == 429)
         }
     }
 
