@@ -155,27 +155,26 @@ public struct MediaRecords: Sendable {
         )
     }
 
-    /// Unattached media older than `hours`, at most `limit`: deleted, keys returned for their files.
-    func purgeUnattached(olderThanHours hours: Int, limit: Int) async throws -> [String] {
-        try await database.query(
-            """
-            DELETE FROM media WHERE id IN (
-                SELECT m.id FROM media m
-                WHERE m.post_id IS NULL AND NOT m.retired AND m.created_at < now() - make_interval(hours => \(hours)::int) LIMIT \(limit))
-            RETURNING storage_key
-            """
-        ).map { try $0.decode(String.self, "storage_key") }
+    /// The purger's statement for unattached media older than `hours`, at most `limit`: deleted, keys returned for
+    /// their files. Media attached while the batch waited on its row is re-checked and kept.
+    static func purgeUnattached(olderThanHours hours: Int, limit: Int) -> SQLQuery {
+        """
+        DELETE FROM media m WHERE m.id IN (
+            SELECT u.id FROM media u
+            WHERE u.post_id IS NULL AND NOT u.retired AND u.created_at < now() - make_interval(hours => \(hours)::int) LIMIT \(limit))
+          AND m.post_id IS NULL AND NOT m.retired
+        RETURNING m.storage_key
+        """
     }
 
-    /// Retired media no report's snapshot names any more (the evidence was erased), at most `limit`.
-    func purgeRetired(limit: Int) async throws -> [String] {
-        try await database.query(
-            """
-            DELETE FROM media WHERE id IN (
-                SELECT m.id FROM media m WHERE m.retired AND NOT \(raw: Self.inEvidence) LIMIT \(limit))
-            RETURNING storage_key
-            """
-        ).map { try $0.decode(String.self, "storage_key") }
+    /// The purger's statement for retired media no report's snapshot names any more (the evidence was erased).
+    static func purgeRetired(limit: Int) -> SQLQuery {
+        """
+        DELETE FROM media m WHERE m.id IN (
+            SELECT m.id FROM media m WHERE m.retired AND NOT \(raw: Self.inEvidence) LIMIT \(limit))
+          AND m.retired AND NOT \(raw: Self.inEvidence)
+        RETURNING m.storage_key
+        """
     }
 
     /// The media ids a report keeps as evidence (in a statement over `posts`): the post's media in display order.

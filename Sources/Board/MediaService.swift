@@ -178,24 +178,6 @@ public struct MediaService: Sendable {
         return moved
     }
 
-    /// The purger's media part: unattached media after `unattachedHours`, retired media no report names.
-    public func purge(unattachedHours: Int = 24, batchSize: Int = 500) async throws -> [String: Int] {
-        var counts: [String: Int] = ["media_unattached": 0, "media_retired": 0]
-        while true {
-            let keys = try await records.purgeUnattached(olderThanHours: unattachedHours, limit: batchSize)
-            await deleteFiles(keys)
-            counts["media_unattached", default: 0] += keys.count
-            if keys.count < batchSize { break }
-        }
-        while true {
-            let keys = try await records.purgeRetired(limit: batchSize)
-            await deleteFiles(keys)
-            counts["media_retired", default: 0] += keys.count
-            if keys.count < batchSize { break }
-        }
-        return counts
-    }
-
     /// Best effort: a file that cannot be deleted now is logged (its row is already gone).
     public func deleteFiles(_ keys: [String]) async {
         for key in keys {

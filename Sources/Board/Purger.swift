@@ -3,9 +3,14 @@ import Foundation
 import RateLimit
 
 /// What expires, purged in the background (CONTRACT §7): idempotency keys after 24 h, rate-limit buckets
-/// whose window passed, revoked sessions, and the snapshots of resolved reports `evidenceDays` after
-/// resolution. One instance at a time: a pass runs only while it holds a PostgreSQL advisory lock, so
-/// several servers sharing a database take turns instead of doing the work twice.
+/// whose window passed, revoked sessions, the snapshots of resolved reports `evidenceDays` after
+/// resolution, media never attached after 24 h and retired media no report names any more. One instance at
+/// a time: a pass decides what goes only while it holds a PostgreSQL advisory lock, so several servers sharing
+/// a database take turns instead of doing the work twice. The files of the media rows a pass deleted are
+/// deleted after the lock is released, by that pass alone (no other pass was handed those rows).
+///
+/// Every batch repeats its condition in the outer statement: a row that changed while the batch waited on its
+/// lock (a bucket that just took a hit, media that was just attached) is re-checked and kept.
 public struct Purger: Sendable {
     public struct Policy: Sendable {
         /// `REPORT_EVIDENCE_DAYS`: resolved reports keep their snapshot this long.
@@ -14,8 +19,14 @@ public struct Purger: Sendable {
         public var idempotencyHours: Int = 24
         /// Revoked sessions stay this long (for an operator looking at a recent logout), then go.
         public var revokedSessionHours: Int = 24
+        /// Media never attached to a post is deleted after this long.
+        public var unattachedMediaHours: Int = 24
         /// Rows per statement, so no pass holds many row locks or one long statement.
         public var batchSize: Int = 5000
+        /// Media rows per statement (each row's files are deleted after the pass).
+        public var mediaBatchSize: Int = 500
+        /// The advisory lock that makes a pass one instance's at a time (tests use a lock of their own).
+        public var lockKey: Int64 = 0x7762_7075_7267_6572  // "wbpurger"
 
         public init(evidenceDays: Int = 180) {
             self.evidenceDays = evidenceDays
@@ -34,23 +45,24 @@ public struct Purger: Sendable {
         }
     }
 
-    /// The advisory lock key: any constant the rest of the application does not use.
-    static let lockKey: Int64 = 0x7762_7075_7267_6572  // "wbpurger"
-
     let database: PostgresPool
     public let policy: Policy
+    /// Deletes the files of purged media rows; nil (the operator command without a media store) leaves media alone.
+    let media: MediaService?
 
-    public init(database: PostgresPool, policy: Policy) {
+    public init(database: PostgresPool, policy: Policy, media: MediaService? = nil) {
         self.database = database
         self.policy = policy
+        self.media = media
     }
 
     /// One pass over every kind, each in batches until nothing is left.
     public func runOnce() async throws -> Pass {
-        try await database.withConnection { connection in
-            let locked = try connection.query("SELECT pg_try_advisory_lock(\(Self.lockKey)) AS locked")
-            guard try locked.first?.decode(Bool.self, "locked") == true else { return Pass(ran: false, counts: [:]) }
-            defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(Self.lockKey)) AS unlocked") }
+        let lockKey = policy.lockKey
+        let (pass, mediaKeys) = try await database.withConnection { connection -> (Pass, [String]) in
+            let locked = try connection.query("SELECT pg_try_advisory_lock(\(lockKey)) AS locked")
+            guard try locked.first?.decode(Bool.self, "locked") == true else { return (Pass(ran: false, counts: [:]), []) }
+            defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(lockKey)) AS unlocked") }
             var counts: [String: Int] = [:]
             for (kind, statement) in statements() {
                 var total = 0
@@ -61,8 +73,23 @@ public struct Purger: Sendable {
                 }
                 counts[kind] = total
             }
-            return Pass(ran: true, counts: counts)
+            var keys: [String] = []
+            if media != nil {
+                for (kind, statement) in mediaStatements() {
+                    var total = 0
+                    while true {
+                        let batch = try connection.query(statement).map { try $0.decode(String.self, "storage_key") }
+                        keys += batch
+                        total += batch.count
+                        if batch.count < policy.mediaBatchSize { break }
+                    }
+                    counts[kind] = total
+                }
+            }
+            return (Pass(ran: true, counts: counts), keys)
         }
+        await media?.deleteFiles(mediaKeys)
+        return pass
     }
 
     /// Each statement touches at most `batchSize` rows, found through an index on its expiry column.
@@ -75,6 +102,7 @@ public struct Purger: Sendable {
                 DELETE FROM idempotency_keys WHERE (scope, key) IN (
                     SELECT scope, key FROM idempotency_keys
                     WHERE created_at < now() - make_interval(hours => \(policy.idempotencyHours)::int) LIMIT \(batch))
+                  AND created_at < now() - make_interval(hours => \(policy.idempotencyHours)::int)
                 """
             ),
             ("rate_limits", RateLimiter.purgeStatement(batchSize: batch)),
@@ -84,6 +112,7 @@ public struct Purger: Sendable {
                 DELETE FROM sessions WHERE id IN (
                     SELECT id FROM sessions
                     WHERE revoked_at IS NOT NULL AND revoked_at < now() - make_interval(hours => \(policy.revokedSessionHours)::int) LIMIT \(batch))
+                  AND revoked_at < now() - make_interval(hours => \(policy.revokedSessionHours)::int)
                 """
             ),
             (
@@ -93,8 +122,17 @@ public struct Purger: Sendable {
                     SELECT id FROM reports
                     WHERE status <> 'open' AND reported_body <> ''
                       AND resolved_at < now() - make_interval(days => \(policy.evidenceDays)::int) LIMIT \(batch))
+                  AND status <> 'open' AND resolved_at < now() - make_interval(days => \(policy.evidenceDays)::int)
                 """
             ),
+        ]
+    }
+
+    /// The media kinds: each deletes at most `mediaBatchSize` rows and returns their storage keys.
+    func mediaStatements() -> [(String, SQLQuery)] {
+        [
+            ("media_unattached", MediaRecords.purgeUnattached(olderThanHours: policy.unattachedMediaHours, limit: policy.mediaBatchSize)),
+            ("media_retired", MediaRecords.purgeRetired(limit: policy.mediaBatchSize)),
         ]
     }
 }

@@ -73,6 +73,7 @@ public struct RateLimiter: Sendable {
         """
         DELETE FROM rate_limits WHERE bucket IN (
             SELECT bucket FROM rate_limits WHERE expires_at < now() LIMIT \(batchSize))
+          AND expires_at < now()
         """
     }
 

@@ -17,14 +17,20 @@ struct PurgeCommand: AsyncParsableCommand {
     func run() async throws {
         let configuration = try OperatorContext.configuration(databaseURL: databaseURL)
         let logger = LogSetup.bootstrap(configuration: configuration, label: "weatherboard.purge")
-        let pool = OperatorContext.pool(configuration, logger: logger)
-        defer { pool.shutdown() }
-        let purger = Purger(database: pool, policy: Purger.Policy(evidenceDays: configuration.reportEvidenceDays))
+        // The server's own dependencies: the same purger, with the media store whose files a pass deletes.
+        let dependencies = AppDependencies.make(configuration: configuration, logger: logger)
         let clock = ContinuousClock()
         let start = clock.now
+        let outcome: Result<Purger.Pass, any Error>
+        do {
+            outcome = .success(try await dependencies.purger.runOnce())
+        } catch {
+            outcome = .failure(error)
+        }
+        await dependencies.shutdown()
         let pass: Purger.Pass
         do {
-            pass = try await purger.runOnce()
+            pass = try outcome.get()
         } catch let error as PostgresError {
             throw OperatorFailure("purge failed: \(error.message)")
         }

@@ -55,8 +55,15 @@ public struct AppDependencies: Sendable {
         self.regions = regions
         self.posts = PostService(store: PostgresPostStore(database: database), regions: regions, rateLimiter: rateLimiter, filter: filter, media: media)
         self.moderation = ModerationService(store: moderationStore, posts: posts, rateLimiter: rateLimiter, policy: reportPolicy)
-        self.purger = Purger(database: database, policy: purgePolicy)
+        self.purger = Purger(database: database, policy: purgePolicy, media: media)
         self.weather = weather ?? WeatherService(provider: nil, regions: regions, database: database)
+    }
+
+    /// Ends the pool's, the hasher's and the image processor's threads.
+    public func shutdown() async {
+        database.shutdown()
+        await hasher.shutdown()
+        await imageProcessor.shutdown()
     }
 
     public static func make(configuration: AppConfiguration, logger: Logger) -> AppDependencies {
@@ -103,7 +110,7 @@ public func buildApplication(
         services: [
             DatabaseShutdownService(dependencies: dependencies),
             PurgerService(
-                purger: dependencies.purger, media: dependencies.media, interval: .seconds(configuration.purgeIntervalSeconds), metrics: dependencies.metrics,
+                purger: dependencies.purger, interval: .seconds(configuration.purgeIntervalSeconds), metrics: dependencies.metrics,
                 logger: logger
             ),
             MediaSyncService(media: dependencies.media, interval: .seconds(configuration.mediaSyncSeconds), metrics: dependencies.metrics),
@@ -153,8 +160,6 @@ struct DatabaseShutdownService: Service {
 
     func run() async throws {
         try? await gracefulShutdown()
-        dependencies.database.shutdown()
-        await dependencies.hasher.shutdown()
-        await dependencies.imageProcessor.shutdown()
+        await dependencies.shutdown()
     }
 }

@@ -5,8 +5,6 @@ import ServiceLifecycle
 /// Runs the purger every `interval` for the life of the server; stops at graceful shutdown.
 struct PurgerService: Service {
     let purger: Purger
-    /// The media part of a pass (unattached media after 24 h, retired media no report names); nil without media.
-    let media: MediaService?
     let interval: Duration
     let metrics: AppMetrics
     let logger: Logger
@@ -19,10 +17,7 @@ struct PurgerService: Service {
         let clock = ContinuousClock()
         let start = clock.now
         do {
-            var pass = try await purger.runOnce()
-            if pass.ran, let media {
-                pass.counts.merge(try await media.purge()) { $0 + $1 }
-            }
+            let pass = try await purger.runOnce()
             metrics.recordPurge(pass, duration: clock.now - start)
             if pass.ran, pass.counts.values.contains(where: { $0 > 0 }) {
                 logger.info("purged expired rows", metadata: pass.counts.reduce(into: [:]) { $0[$1.key] = "\($1.value)" })

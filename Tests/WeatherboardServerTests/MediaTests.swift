@@ -355,19 +355,71 @@ struct MediaTests {
         }
     }
 
-    @Test("the purger deletes media never attached after 24 hours, and nothing younger")
+    /// The server's purger with a lock of its own and nothing but media old enough to go, so it never races the
+    /// purger tests' own passes over their planted rows. (This suite's one media purge is the only pass over
+    /// media in the test run: the other purger test's pass leaves media alone.)
+    static func mediaPurger(_ server: TestServer) -> Purger {
+        var policy = Purger.Policy(evidenceDays: 100_000)
+        policy.idempotencyHours = 1_000_000
+        policy.revokedSessionHours = 1_000_000
+        policy.lockKey = Int64.random(in: 1...Int64.max)
+        return Purger(database: server.dependencies.database, policy: policy, media: server.dependencies.media)
+    }
+
+    @Test("the purger deletes media never attached after 24 hours and nothing younger, and keeps media attached while it waited on its row")
     func purgeUnattached() async throws {
         try await withMediaServer { server in
             let account = try await server.anonymousAccount()
             let old = try await server.upload(try await MediaFixtures.jpeg, token: account.token).object
             let young = try await server.upload(try await MediaFixtures.png, token: account.token).object
-            let oldID = try #require(old["id"] as? String)
-            try await server.dependencies.database.execute("UPDATE media SET created_at = now() - interval '25 hours' WHERE id = \(Int(oldID)!)")
-            let counts = try await server.dependencies.media.purge()
-            #expect((counts["media_unattached"] ?? 0) >= 1)
+            let raced = try await server.upload(try await MediaFixtures.png, token: account.token).object
+            let oldID = try #require((old["id"] as? String).flatMap { Int($0) })
+            let mediaID = try #require((raced["id"] as? String).flatMap { Int($0) })
+            let post = try await server.createPost(account)
+            let postID = try #require((post["id"] as? String).flatMap { Int($0) })
+            let database = server.dependencies.database
+            try await database.execute("UPDATE media SET created_at = now() - interval '25 hours' WHERE id = ANY(\([String(oldID), String(mediaID)])::int8[])")
+            // An attach that holds the media row until the test opens a gate (an advisory lock of this test's own).
+            let gate = Int64.random(in: 1...Int64.max)
+            let gatePool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1))
+            let attachPool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1))
+            defer {
+                gatePool.shutdown()
+                attachPool.shutdown()
+            }
+            try await gatePool.withConnection { _ = try $0.query("SELECT pg_advisory_lock(\(gate))") }
+            let attach = Task {
+                try await attachPool.transaction { connection in
+                    _ = try connection.execute("UPDATE media SET post_id = \(postID), position = 0 WHERE id = \(mediaID)")
+                    _ = try connection.query("SELECT pg_advisory_xact_lock(\(raw: String(gate))) AS gate")
+                }
+            }
+            func waiting(_ pattern: String) async throws -> Bool {
+                let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
+                while ContinuousClock.now < deadline {
+                    let rows = try await database.query(
+                        "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE \(pattern)"
+                    )
+                    if try rows[0].decode(Int.self, "n") > 0 { return true }
+                    await Task.yield()
+                }
+                return false
+            }
+            #expect(try await waiting("%pg_advisory_xact_lock(\(gate))%"))
+            let purge = Task { try await Self.mediaPurger(server).runOnce() }
+            #expect(try await waiting("DELETE FROM media m WHERE m.id IN (%"))
+            try await gatePool.withConnection { _ = try $0.query("SELECT pg_advisory_unlock(\(gate))") }
+            try await attach.value
+            let pass = try await purge.value
+            #expect(pass.ran)
+            #expect(pass.counts["media_unattached"] == 1)
             #expect(try await server.fetch(try #require(old["url"] as? String)).status == 404)
             #expect(try await server.json("GET", "/v1/media/\(oldID)", token: account.token).status == 404)
             #expect(try await server.fetch(try #require(young["url"] as? String)).status == 200)
+            // The raced media was attached while the purge waited for it: re-checked, it stays, files and all.
+            let kept = try await database.query("SELECT post_id FROM media WHERE id = \(mediaID)")
+            #expect(try kept.first?.decode(Int?.self, "post_id") == postID)
+            #expect(try await server.fetch(try #require(raced["url"] as? String)).status == 200)
         }
     }
 
