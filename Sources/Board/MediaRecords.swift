@@ -45,15 +45,19 @@ public struct MediaRecords: Sendable {
         var alt: String?
     }
 
+    /// Only while the owner exists (as for posts): an upload that finishes while its account is being deleted
+    /// makes nothing, and the caller deletes its files.
     func insert(_ new: NewMedia) async throws -> Media {
         let rows = try await database.query(
             """
             INSERT INTO media AS m (owner_id, storage_key, width, height, byte_size, preview_byte_size, blurhash, alt)
-            VALUES (\(new.ownerID), \(new.storageKey), \(new.width), \(new.height), \(new.byteSize), \(new.previewByteSize), \(new.blurhash), \(new.alt))
+            SELECT a.id, \(new.storageKey), \(new.width), \(new.height), \(new.byteSize), \(new.previewByteSize), \(new.blurhash), \(new.alt)
+            FROM (SELECT id FROM accounts WHERE id = \(new.ownerID) AND deleted_at IS NULL FOR KEY SHARE) a
             RETURNING \(raw: Self.columns)
             """
         )
-        return try Self.media(from: rows[0])
+        guard let row = rows.first else { throw BoardError.unauthenticated }
+        return try Self.media(from: row)
     }
 
     func media(id: Int) async throws -> Media? {

@@ -126,6 +126,10 @@ public struct PostgresAccountStore: AccountStore {
         try await database.transaction { connection in
             let locked = try connection.query("SELECT id FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL FOR UPDATE")
             guard !locked.isEmpty else { return [] }
+            // Its live posts too: a report on one (which locks the post) either commits before this goes on, and
+            // the statements below (each with a fresh snapshot) see it and keep the post as evidence, or waits
+            // and then finds the post deleted. Without this lock a report committed meanwhile was cascaded away.
+            _ = try connection.execute("SELECT 1 FROM posts WHERE author_id = \(accountID) AND deleted_at IS NULL FOR UPDATE")
             // Media first: what no report names goes (files deleted by the caller after the commit), the rest
             // is retired, private, as evidence. Then the posts it was on can go.
             let removedMedia = try MediaRecords.removeForDeletedAccount(accountID, on: connection)

@@ -54,7 +54,7 @@ public struct PostgresModerationStore: ModerationStore {
                         """
                         SELECT count(DISTINCT r.reporter_id) AS n
                         FROM reports r JOIN accounts a ON a.id = r.reporter_id
-                        WHERE r.post_id = \(postID) AND r.status = 'open'
+                        WHERE r.post_id = \(postID) AND r.status = 'open' AND a.deleted_at IS NULL
                           AND (a.kind = 'registered' OR a.created_at <= now() - make_interval(secs => \(Double(policy.trustAgeSeconds))))
                         """
                     )[0].decode(Int.self, "n")

@@ -103,14 +103,18 @@ public struct PostgresPostStore: PostStore {
                 return (existing, true)
             }
             try admission.admit(on: connection)
-            let id = try connection.query(
+            // Only while the author exists: an account deletion in progress holds its row, and a request
+            // authenticated just before it commits then finds the account deleted and makes nothing.
+            let inserted = try connection.query(
                 """
                 INSERT INTO posts (author_id, region_id, weather_type, category, title, body, status, hidden_reason)
-                VALUES (\(authorID), \(post.regionID), \(post.weatherType.rawValue), \(post.category.rawValue), \(post.title), \(post.body),
-                        \(status.rawValue), \(status == .hidden ? "filter" : nil))
+                SELECT a.id, \(post.regionID), \(post.weatherType.rawValue), \(post.category.rawValue), \(post.title), \(post.body),
+                       \(status.rawValue), \(status == .hidden ? "filter" : nil)
+                FROM (SELECT id FROM accounts WHERE id = \(authorID) AND deleted_at IS NULL FOR KEY SHARE) a
                 RETURNING id
                 """
-            )[0].decode(Int.self, "id")
+            )
+            guard let id = try inserted.first?.decode(Int.self, "id") else { throw BoardError.unauthenticated }
             if !post.mediaIDs.isEmpty {
                 _ = try MediaRecords.attach(post.mediaIDs, to: id, ownerID: authorID, on: connection)
             }

@@ -305,6 +305,89 @@ struct HostileClientTests {
 
     // MARK: Finding 6: account deletion keeps the evidence
 
+    @Test("a report committed while the author's deletion waits for it is kept, with its snapshot and its post as evidence")
+    func reportRacingDeletionIsKept() async throws {
+        try await withTestServer { server in
+            let author = try await server.anonymousAccount()
+            let reporter = try await server.anonymousAccount()
+            let postID = try #require((try await server.createPost(author, body: "곧 지워질 글")["id"] as? String).flatMap { Int($0) })
+            let database = server.dependencies.database
+            // A report as the server makes one (the post locked, the snapshot taken), held open until the deletion waits.
+            let report = try await GatedTransaction.start(
+                [
+                    "SELECT id FROM posts WHERE id = \(postID) AND deleted_at IS NULL FOR UPDATE",
+                    """
+                    INSERT INTO reports (post_id, reporter_id, reason, reported_title, reported_body, reported_media)
+                    SELECT id, \(Int(reporter.id)!), 'spam', title, body, '{}' FROM posts WHERE id = \(postID)
+                    """,
+                ],
+                on: database
+            )
+            let deletion = Task { try await server.json("DELETE", "/v1/accounts/me", token: author.token).status }
+            #expect(try await waitForLockWaiter("%FROM posts%", on: database))
+            try await report.open()
+            #expect(try await deletion.value == 204)
+            let mine = try await server.json("GET", "/v1/accounts/me/reports", token: reporter.token)
+            #expect(mine.items.first?["postId"] as? String == String(postID))
+            let kept = try await database.query(
+                "SELECT p.body, p.deleted_at IS NOT NULL AS deleted, r.reported_body FROM posts p JOIN reports r ON r.post_id = p.id WHERE p.id = \(postID)"
+            )
+            #expect(kept.count == 1)
+            #expect(try kept.first?.decode(Bool.self, "deleted") == true)
+            #expect(try kept.first?.decode(String.self, "body") == "")
+            #expect(try kept.first?.decode(String.self, "reported_body") == "곧 지워질 글")
+        }
+    }
+
+    @Test("a deleted reporter's report stays as evidence but no longer counts toward hiding the post")
+    func deletedReportersDoNotHide() async throws {
+        try await withTestServer { server in
+            let author = try await server.anonymousAccount()
+            let postID = try #require(try await server.createPost(author)["id"] as? String)
+            var reporters: [TestAccount] = []
+            for _ in 0..<3 { reporters.append(try await server.registeredAccount(prefix: "rep").0) }
+            for reporter in reporters.prefix(2) {
+                #expect(try await server.json("POST", "/v1/posts/\(postID)/reports", token: reporter.token, ["reason": "spam"]).status == 201)
+            }
+            #expect(try await server.json("DELETE", "/v1/accounts/me", token: reporters[0].token).status == 204)
+            #expect(try await server.json("POST", "/v1/posts/\(postID)/reports", token: reporters[2].token, ["reason": "spam"]).status == 201)
+            // Two live trusted reporters of a threshold of three: still visible.
+            #expect(try await server.json("GET", "/v1/posts/\(postID)").status == 200)
+            let reports = try await server.dependencies.database.query("SELECT count(*) AS n FROM reports WHERE post_id = \(Int(postID)!)")
+            #expect(try reports[0].decode(Int.self, "n") == 3)
+        }
+    }
+
+    @Test("a post sent while its author's deletion commits is refused (401), never a live post by a deleted account")
+    func postRacingDeletionIsRefused() async throws {
+        try await withTestServer { server in
+            let author = try await server.anonymousAccount()
+            let authorID = try #require(Int(author.id))
+            let database = server.dependencies.database
+            // The deletion as the server does it (account row locked, then marked deleted), held open.
+            let deletion = try await GatedTransaction.start(
+                [
+                    "SELECT id FROM accounts WHERE id = \(authorID) FOR UPDATE",
+                    "UPDATE accounts SET username = NULL, password_hash = NULL, deleted_at = now() WHERE id = \(authorID)",
+                    "DELETE FROM sessions WHERE account_id = \(authorID)",
+                ],
+                on: database
+            )
+            // Authenticated before the deletion commits; its transaction then waits on the account row.
+            let post = Task {
+                try await server.json(
+                    "POST", "/v1/posts", token: author.token, ["weatherType": "rain", "category": "food", "body": "유령 글", "regionId": "1835848"]
+                )
+            }
+            #expect(try await waitForLockWaiter("%INSERT INTO posts%", on: database))
+            try await deletion.open()
+            let response = try await post.value
+            #expect(response.status == 401)
+            let stored = try await database.query("SELECT count(*) AS n FROM posts WHERE author_id = \(authorID)")
+            #expect(try stored[0].decode(Int.self, "n") == 0)
+        }
+    }
+
     @Test("deleting a reported author keeps the reports, their snapshots and the queue item; the text is erased")
     func deletionKeepsEvidence() async throws {
         try await withTestServer { server in

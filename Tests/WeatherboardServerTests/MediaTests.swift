@@ -379,37 +379,11 @@ struct MediaTests {
             let postID = try #require((post["id"] as? String).flatMap { Int($0) })
             let database = server.dependencies.database
             try await database.execute("UPDATE media SET created_at = now() - interval '25 hours' WHERE id = ANY(\([String(oldID), String(mediaID)])::int8[])")
-            // An attach that holds the media row until the test opens a gate (an advisory lock of this test's own).
-            let gate = Int64.random(in: 1...Int64.max)
-            let gatePool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1))
-            let attachPool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1))
-            defer {
-                gatePool.shutdown()
-                attachPool.shutdown()
-            }
-            try await gatePool.withConnection { _ = try $0.query("SELECT pg_advisory_lock(\(gate))") }
-            let attach = Task {
-                try await attachPool.transaction { connection in
-                    _ = try connection.execute("UPDATE media SET post_id = \(postID), position = 0 WHERE id = \(mediaID)")
-                    _ = try connection.query("SELECT pg_advisory_xact_lock(\(raw: String(gate))) AS gate")
-                }
-            }
-            func waiting(_ pattern: String) async throws -> Bool {
-                let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
-                while ContinuousClock.now < deadline {
-                    let rows = try await database.query(
-                        "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE \(pattern)"
-                    )
-                    if try rows[0].decode(Int.self, "n") > 0 { return true }
-                    await Task.yield()
-                }
-                return false
-            }
-            #expect(try await waiting("%pg_advisory_xact_lock(\(gate))%"))
+            // An attach of the raced media that holds its row until the purge waits on it.
+            let attach = try await GatedTransaction.start(["UPDATE media SET post_id = \(postID), position = 0 WHERE id = \(mediaID)"], on: database)
             let purge = Task { try await Self.mediaPurger(server).runOnce() }
-            #expect(try await waiting("DELETE FROM media m WHERE m.id IN (%"))
-            try await gatePool.withConnection { _ = try $0.query("SELECT pg_advisory_unlock(\(gate))") }
-            try await attach.value
+            #expect(try await waitForLockWaiter("DELETE FROM media m WHERE m.id IN (%", on: database))
+            try await attach.open()
             let pass = try await purge.value
             #expect(pass.ran)
             #expect(pass.counts["media_unattached"] == 1)

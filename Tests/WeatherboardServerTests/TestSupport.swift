@@ -157,3 +157,56 @@ enum TestClient {
         "10.\(Int.random(in: 0...255)).\(Int.random(in: 0...255)).\(Int.random(in: 1...254))"
     }
 }
+
+/// A transaction of the test's own that holds its row locks until the test opens a gate, so a race with the
+/// server's own transactions can be staged in a fixed order: the gated transaction locks first, the server's
+/// request waits on it (`waitForLockWaiter`), then `open()` commits it and the request goes on.
+struct GatedTransaction: Sendable {
+    let gate: Int64
+    let gatePool: PostgresPool
+    let transactionPool: PostgresPool
+    let committed: Task<Void, any Error>
+
+    /// Runs `statements` in a transaction that then waits for the gate; returns once it waits.
+    static func start(_ statements: [SQLQuery], on database: PostgresPool) async throws -> GatedTransaction {
+        let gate = Int64.random(in: 1...Int64.max)
+        let gatePool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1))
+        let transactionPool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1))
+        try await gatePool.withConnection { _ = try $0.query("SELECT pg_advisory_lock(\(gate))") }
+        let committed = Task {
+            try await transactionPool.transaction { connection in
+                for statement in statements { _ = try connection.query(statement) }
+                // The gate's number is written into the text, so `pg_stat_activity` shows which gate waits.
+                _ = try connection.query("SELECT pg_advisory_xact_lock(\(raw: String(gate))) AS gate")
+            }
+        }
+        let gated = GatedTransaction(gate: gate, gatePool: gatePool, transactionPool: transactionPool, committed: committed)
+        guard try await waitForLockWaiter("%pg_advisory_xact_lock(\(gate))%", on: database) else {
+            try await gated.open()
+            throw TestFailure("the gated transaction never reached its gate")
+        }
+        return gated
+    }
+
+    /// Opens the gate, waits for the commit and ends the helper's connections.
+    func open() async throws {
+        try await gatePool.withConnection { _ = try $0.query("SELECT pg_advisory_unlock(\(gate))") }
+        defer {
+            gatePool.shutdown()
+            transactionPool.shutdown()
+        }
+        try await committed.value
+    }
+}
+
+/// True once some backend whose statement matches `pattern` (SQL `LIKE`) waits on a lock. Bounded: a test may
+/// fail, never hang.
+func waitForLockWaiter(_ pattern: String, on database: PostgresPool) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(30)
+    while ContinuousClock.now < deadline {
+        let rows = try await database.query("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE \(pattern)")
+        if try rows[0].decode(Int.self, "n") > 0 { return true }
+        await Task.yield()
+    }
+    return false
+}
