@@ -60,6 +60,10 @@ public final class CurlHTTPClient: Sendable {
         try check(wb_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds))
         try check(wb_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
         try check(wb_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, ""))
+        // A declared length past the limit ends the transfer before its body; the write callback bounds the rest
+        // (no or a lying Content-Length, a compressed body that inflates).
+        try check(wb_curl_setopt_long(handle, CURLOPT_MAXFILESIZE, request.maxResponseBytes))
+        sink.maxBodyBytes = request.maxResponseBytes
         try check(wb_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList))
         if let signature = request.awsSigV4 {
             try check(wb_curl_setopt_aws_sigv4(handle, signature.provider, signature.accessKeyID, signature.secretAccessKey))
@@ -75,6 +79,10 @@ public final class CurlHTTPClient: Sendable {
             let sink = Unmanaged<ResponseSink>.fromOpaque(user!).takeUnretainedValue()
             let length = size * count
             if let data, length > 0 {
+                guard sink.body.count <= sink.maxBodyBytes - length else {
+                    sink.tooLarge = true
+                    return 0  // curl abandons the transfer (CURLE_WRITE_ERROR)
+                }
                 sink.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
             }
             return length
@@ -84,6 +92,11 @@ public final class CurlHTTPClient: Sendable {
             let sink = Unmanaged<ResponseSink>.fromOpaque(user!).takeUnretainedValue()
             let length = size * count
             if let data, length > 0 {
+                sink.headerBytes += length
+                guard sink.headerBytes <= CurlHTTPClient.maxHeaderBytes else {
+                    sink.tooLarge = true
+                    return 0
+                }
                 sink.addHeaderLine(String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self))
             }
             return length
@@ -98,11 +111,17 @@ public final class CurlHTTPClient: Sendable {
             }
             return curl_easy_perform(handle)
         }
+        if sink.tooLarge || code == CURLE_FILESIZE_EXCEEDED {
+            throw CurlError(code: CurlError.tooLargeCode, message: "response larger than \(request.maxResponseBytes) bytes")
+        }
         try check(code)
         var status = 0
         _ = wb_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         return CurlResponse(status: status, headers: sink.headers, body: sink.body)
     }
+
+    /// The most header bytes accepted from one transfer (every response of it, redirects included).
+    static let maxHeaderBytes = 256 << 10
 
     private static func check(_ code: CURLcode) throws {
         guard code != CURLE_OK else { return }
@@ -113,6 +132,10 @@ public final class CurlHTTPClient: Sendable {
 /// Collects one transfer's body and headers; used only by the thread running that transfer.
 private final class ResponseSink {
     var body: [UInt8] = []
+    var maxBodyBytes = Int.max
+    var headerBytes = 0
+    /// Set when a callback stopped the transfer for its size.
+    var tooLarge = false
     var headers: [(String, String)] = []
 
     func addHeaderLine(_ line: String) {

@@ -10,6 +10,9 @@ public struct CurlRequest: Sendable {
     public var timeoutMilliseconds: Int
     /// Sign with AWS Signature Version 4 (libcurl's `CURLOPT_AWS_SIGV4`); `nil`: unsigned.
     public var awsSigV4: AWSSigV4?
+    /// The most body bytes (after decompression) accepted: past it the transfer is abandoned and `send` throws
+    /// `CurlError.tooLarge`, so a hostile or broken server cannot fill memory. 64 MiB unless set.
+    public var maxResponseBytes: Int
 
     public init(
         method: String = "GET",
@@ -18,8 +21,10 @@ public struct CurlRequest: Sendable {
         body: [UInt8]? = nil,
         connectTimeoutMilliseconds: Int = 2000,
         timeoutMilliseconds: Int = 5000,
-        awsSigV4: AWSSigV4? = nil
+        awsSigV4: AWSSigV4? = nil,
+        maxResponseBytes: Int = 64 << 20
     ) {
+        self.maxResponseBytes = maxResponseBytes
         self.method = method
         self.url = url
         self.headers = headers
@@ -55,4 +60,8 @@ public struct CurlError: Error, CustomStringConvertible, Sendable {
     public var message: String
     public var description: String { "curl error \(code): \(message)" }
     public var isTimeout: Bool { code == 28 }
+    /// The answer was larger than the request's `maxResponseBytes` (or its headers than `CurlHTTPClient.maxHeaderBytes`).
+    public var isTooLarge: Bool { code == Self.tooLargeCode }
+    /// curl's `CURLE_FILESIZE_EXCEEDED`, also used when the write callback stops a transfer for its size.
+    public static let tooLargeCode = 63
 }

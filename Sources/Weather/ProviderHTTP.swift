@@ -2,13 +2,16 @@ import CurlClient
 import Foundation
 
 /// The outbound HTTP policy every provider shares: libcurl on its own thread pool, connect timeout 2 s,
-/// total 5 s, and one retry after a short random delay for retryable failures (transport, 5xx, 429).
+/// total 5 s, answers of at most `maxResponseBytes` (1 MiB; a weather answer is a few KiB), and one retry after a
+/// short random delay for retryable failures (transport, 5xx, 429). An answer past the size limit is malformed,
+/// never retried: a provider streaming gigabytes cannot fill the server's memory.
 public struct ProviderHTTP: Sendable {
     public var client: CurlHTTPClient
     public var connectTimeoutMilliseconds: Int
     public var timeoutMilliseconds: Int
     /// The retry waits a random time in this range (jitter), in milliseconds.
     public var retryDelayMilliseconds: ClosedRange<Int>
+    public var maxResponseBytes: Int = 1 << 20
     /// Observes every upstream attempt (for metrics and tests).
     public var onAttempt: (@Sendable (String) -> Void)?
 
@@ -49,9 +52,12 @@ public struct ProviderHTTP: Sendable {
                     url: url,
                     headers: [("Accept", "application/json"), ("User-Agent", "weatherboard")],
                     connectTimeoutMilliseconds: connectTimeoutMilliseconds,
-                    timeoutMilliseconds: timeoutMilliseconds
+                    timeoutMilliseconds: timeoutMilliseconds,
+                    maxResponseBytes: maxResponseBytes
                 )
             )
+        } catch let error as CurlError where error.isTooLarge {
+            throw ProviderError(.malformed, error.description)
         } catch let error as CurlError {
             throw ProviderError(error.isTimeout ? .timeout : .transport, error.description)
         }
