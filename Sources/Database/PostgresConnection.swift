@@ -345,6 +345,11 @@ public final class PostgresConnection {
         for r in 0..<Int32(rowCount) {
             for c in 0..<Int32(columnCount) { total += Int(PQgetlength(result, r, c)) }
         }
+        // Cells address the buffer with 32-bit offsets: a result past 2 GiB (only hand-edited rows could make
+        // one) is a decoding error, not a trap.
+        guard total < Int(Int32.max) else {
+            throw PostgresError(kind: .decoding, message: "a result of \(total) bytes is larger than one result may be (2 GiB)")
+        }
         storage.bytes.reserveCapacity(total)
         for r in 0..<Int32(rowCount) {
             for c in 0..<Int32(columnCount) {

@@ -4,9 +4,11 @@ import Foundation
 /// Fast conversion between `Date` and PostgreSQL's ISO text for `timestamptz`. Every connection runs with
 /// `TimeZone = 'UTC'` and `DateStyle = 'ISO'`, so the server writes `2026-11-22 09:30:00.123456+00`.
 enum PostgresTimestamp {
+    /// Total: a date past what microseconds in 64 bits hold (or not finite) is PostgreSQL's `infinity` or
+    /// `-infinity`, never a trap.
     static func format(_ date: Date) -> String {
         let totalMicros = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        var micros = Int64(totalMicros)
+        guard var micros = Int64(exactly: totalMicros) else { return totalMicros < 0 ? "-infinity" : "infinity" }
         var seconds = micros / 1_000_000
         micros %= 1_000_000
         if micros < 0 {
