@@ -49,6 +49,9 @@ public struct AccountService: Sendable {
         // A taken name is refused before the (deliberately slow) hash is spent on it; the unique index still
         // decides a race between two registrations.
         if try await store.usernameExists(username) { throw BoardError.usernameTaken }
+        // The hash is the costly part: each try that reaches it is counted first (not given back: a try that
+        // succeeds leaves nothing more to try).
+        _ = try await rateLimiter.acquire(.registrationAttempts, subject: "\(identity.accountID)")
         let passwordHash = try await hasher.hash(password)
         let token = Token.generate()
         let account = try await store.register(

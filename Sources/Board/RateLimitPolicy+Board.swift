@@ -8,6 +8,9 @@ extension RateLimitPolicy {
     public static let failedLoginPerUsername = RateLimitPolicy(name: "login-fail-user", limit: 10, windowSeconds: 900)
     /// Failed logins per client address: 50 per 15 minutes.
     public static let failedLoginPerIP = RateLimitPolicy(name: "login-fail-ip", limit: 50, windowSeconds: 900)
+    /// Registration tries that reach the password hash, per account: 5 an hour. A try is counted before the hash, so
+    /// parallel tries with fresh usernames cannot keep the hashing threads busy for everyone else.
+    public static let registrationAttempts = RateLimitPolicy(name: "register", limit: 5, windowSeconds: 3600)
     /// Posts by an anonymous account: 3 per 10 minutes (Lemmy allows 6 per 10 minutes for everyone;
     /// Discourse holds new users to fewer).
     public static let anonymousPosting = RateLimitPolicy(name: "post-anon", limit: 3, windowSeconds: 600)

@@ -267,7 +267,41 @@ struct HostileClientTests {
         }
     }
 
-    // MARK: Finding 11: replays at the limit, repeated reports
+    // MARK: Finding 11: replays at the limit, repeated reports, the upgrade's hash
+
+    @Test("12 parallel registrations of one account with fresh usernames: at most 5 reach the password hash, exactly one registers")
+    func registrationBurst() async throws {
+        try await withTestServer { server in
+            let account = try await server.anonymousAccount()
+            let responses = try await Self.burst(12) { i in
+                try await server.json(
+                    "POST", "/v1/accounts/me/credentials", token: account.token,
+                    ["username": "burst_\(UInt32.random(in: 0...UInt32.max))_\(i)", "password": "a long enough passphrase"]
+                )
+            }
+            let statuses = responses.map(\.status)
+            #expect(statuses.filter { $0 == 200 }.count == 1)
+            // 200 and 409 (already registered) answers spent a hash; 429 and 401 (the token was replaced) did not.
+            #expect(statuses.filter { $0 == 200 || $0 == 409 }.count <= 5, "\(statuses)")
+            #expect(statuses.allSatisfy { [200, 409, 429, 401].contains($0) }, "\(statuses)")
+        }
+    }
+
+    @Test("a taken username is refused before the password is hashed: no registration allowance is spent on it")
+    func takenUsernameSpendsNoHash() async throws {
+        try await withTestServer { server in
+            let (_, taken, _) = try await server.registeredAccount(prefix: "taken")
+            let account = try await server.anonymousAccount()
+            for _ in 0..<8 {
+                let response = try await server.json("POST", "/v1/accounts/me/credentials", token: account.token, ["username": taken, "password": "a long enough passphrase"])
+                #expect(response.errorCode == "username_taken")
+            }
+            let free = try await server.json(
+                "POST", "/v1/accounts/me/credentials", token: account.token, ["username": "free_\(UInt32.random(in: 0...UInt32.max))", "password": "a long enough passphrase"]
+            )
+            #expect(free.status == 200)
+        }
+    }
 
     @Test("a replay at the posting limit answers the original post, not 429")
     func replayAtLimit() async throws {
