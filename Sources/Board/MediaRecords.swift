@@ -64,8 +64,31 @@ public struct MediaRecords: Sendable {
         try await database.query("SELECT \(raw: Self.columns) FROM media m WHERE m.id = \(id)").first.map { try Self.media(from: $0) }
     }
 
-    func setAlt(id: Int, alt: String?) async throws -> Media? {
-        try await database.query("UPDATE media AS m SET alt = \(alt) WHERE m.id = \(id) RETURNING \(raw: Self.columns)").first.map { try Self.media(from: $0) }
+    /// Sets the alt text; with `holdingItsPost` (the text holds a blocked term), the visible post it is on is hidden
+    /// for review in the same transaction, as a post whose own text matched is. Returns the media and the post held.
+    func setAlt(id: Int, alt: String?, holdingItsPost: Bool) async throws -> (Media, heldPost: Int?)? {
+        try await database.transaction { connection in
+            guard let row = try connection.query("UPDATE media AS m SET alt = \(alt) WHERE m.id = \(id) RETURNING \(raw: Self.columns)").first else {
+                return nil
+            }
+            let media = try Self.media(from: row)
+            guard holdingItsPost, let postID = media.postID else { return (media, nil) }
+            let held = try connection.query(
+                """
+                UPDATE posts SET status = 'hidden', hidden_reason = 'filter'
+                WHERE id = \(postID) AND status = 'visible' AND deleted_at IS NULL RETURNING id
+                """
+            )
+            guard !held.isEmpty else { return (media, nil) }
+            try PostgresPostStore.queueForFilter(postID: postID, connection: connection)
+            return (media, postID)
+        }
+    }
+
+    func altTexts(_ ids: [Int], ownerID: Int) async throws -> [String] {
+        try await database.query(
+            "SELECT alt FROM media WHERE id = ANY(\(ids.map(String.init))::int8[]) AND owner_id = \(ownerID) AND alt IS NOT NULL"
+        ).map { try $0.decode(String.self, "alt") }
     }
 
     /// Deletes the row and returns its key (its files are the caller's to delete) or, when a report names it,

@@ -13,6 +13,8 @@ public struct MediaService: Sendable {
     let rateLimiter: RateLimiter
     let logger: Logger
     let observer: (@Sendable (Event) -> Void)?
+    /// The blocked terms: alt text is public with its post, so an alt that matches holds the post it is on.
+    let filter: any ContentFilter
 
     /// What happened, for metrics.
     public enum Event: Sendable {
@@ -25,8 +27,9 @@ public struct MediaService: Sendable {
 
     public init(
         records: MediaRecords, files: MediaFiles, processor: ImageProcessor, rateLimiter: RateLimiter, logger: Logger,
-        observer: (@Sendable (Event) -> Void)? = nil
+        observer: (@Sendable (Event) -> Void)? = nil, filter: any ContentFilter = NoContentFilter()
     ) {
+        self.filter = filter
         self.records = records
         self.files = files
         self.processor = processor
@@ -120,8 +123,15 @@ public struct MediaService: Sendable {
         try identity.requireNotBanned()
         let alt = try Self.validateAlt(rawAlt)
         _ = try await media(id: id, by: identity)
-        guard let updated = try await records.setAlt(id: id, alt: alt) else { throw BoardError.notFound("media") }
+        let held = try await filter.shouldHold([alt ?? ""])
+        guard let (updated, heldPost) = try await records.setAlt(id: id, alt: alt, holdingItsPost: held) else { throw BoardError.notFound("media") }
+        if let heldPost { await syncVisibility(.post(heldPost)) }
         return updated
+    }
+
+    /// The alt texts of the owner's media among `ids`, for the blocked-term check of a post they are put on.
+    func altTexts(_ ids: [Int], ownerID: Int) async throws -> [String] {
+        ids.isEmpty ? [] : try await records.altTexts(ids, ownerID: ownerID)
     }
 
     /// `DELETE /v1/media/{id}`: off its post, files deleted. Media a report names stays, private, as evidence.

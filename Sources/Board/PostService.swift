@@ -33,7 +33,9 @@ public struct PostService: Sendable {
         let key = try idempotencyKey.map {
             try IdempotencyKey(scope: "post:\(identity.accountID)", key: $0, requestHash: Self.requestHash(post))
         }
-        let held = try await filter.shouldHold([post.title ?? "", post.body])
+        // Alt text is public with the post: the media's alt texts are checked with its title and body.
+        let alts = try await media?.altTexts(post.mediaIDs, ownerID: identity.accountID) ?? []
+        let held = try await filter.shouldHold([post.title ?? "", post.body] + alts)
         // The posting allowance is counted in the transaction that creates the post; a replay is not.
         let (created, replayed) = try await store.create(
             authorID: identity.accountID, post: post, status: held ? .hidden : .visible, idempotency: key,
@@ -158,13 +160,17 @@ public struct PostService: Sendable {
         // visibility and ownership checks, as before (a stranger learns nothing from a bad value).
         let changes = Result { try Self.validate(patch) }
         let rule = try await filter.holdRule()
+        // The alt texts of a new media list (the store keeps only the caller's own); without one, the post's own.
+        var fetchedAlts: [String]?
+        if let ids = patch.mediaIDs { fetchedAlts = try await media?.altTexts(ids, ownerID: identity.accountID) ?? [] }
+        let newAlts = fetchedAlts
         let (post, removedMedia) = try await store.edit(id: id) { post in
             guard !post.deleted, Self.canSee(post, viewer: viewer) else { throw BoardError.notFound("post") }
             guard post.authorID == identity.accountID else { throw BoardError.notOwner }
             // A bad value is reported before a stale If-Match: the request could never succeed as sent.
             let validated = try changes.get()
             if let precondition, !precondition.matches(post.version) { throw BoardError.preconditionFailed }
-            return Self.merge(validated, into: post, rule: rule)
+            return Self.merge(validated, into: post, rule: rule, alts: newAlts)
         }
         await media?.deleteFiles(removedMedia)
         if patch.mediaIDs != nil { await media?.syncVisibility(.owner(identity.accountID)) }
@@ -203,7 +209,7 @@ public struct PostService: Sendable {
     }
 
     /// The row to write when `changes` are applied to `post` as it is now; nil when nothing changes.
-    static func merge(_ changes: ValidatedPatch, into post: Post, rule: HoldRule) -> PostEdit? {
+    static func merge(_ changes: ValidatedPatch, into post: Post, rule: HoldRule, alts: [String]? = nil) -> PostEdit? {
         let weatherType = changes.weatherType ?? post.weatherType
         let category = changes.category ?? post.category
         let title = changes.title ?? post.title
@@ -212,7 +218,7 @@ public struct PostService: Sendable {
         if weatherType == post.weatherType, category == post.category, title == post.title, body == post.body, mediaIDs == nil {
             return nil  // nothing changed: no revision
         }
-        let held = rule.holds([title ?? "", body])
+        let held = rule.holds([title ?? "", body] + (alts ?? post.media.compactMap(\.alt)))
         return PostEdit(
             weatherType: weatherType, category: category, title: title, body: body, status: held && post.status == .visible ? .hidden : nil,
             mediaIDs: mediaIDs

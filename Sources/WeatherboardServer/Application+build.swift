@@ -44,13 +44,13 @@ public struct AppDependencies: Sendable {
         let imageProcessor = imageProcessor ?? ImageProcessor(threads: 2, maxQueued: 8, timeLimit: .seconds(10))
         self.imageProcessor = imageProcessor
         let mediaStore = mediaStore ?? LocalMediaStore(directory: NSTemporaryDirectory() + "weatherboard-media", publicBaseURL: "")
-        self.media = MediaService(
-            records: MediaRecords(database: database), files: MediaFiles(store: mediaStore), processor: imageProcessor,
-            rateLimiter: rateLimiter, logger: logger, observer: metrics.recordMedia
-        )
-        self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter, media: media)
         let moderationStore = PostgresModerationStore(database: database)
         let filter = TermFilter { try await moderationStore.terms() }
+        self.media = MediaService(
+            records: MediaRecords(database: database), files: MediaFiles(store: mediaStore), processor: imageProcessor,
+            rateLimiter: rateLimiter, logger: logger, observer: metrics.recordMedia, filter: filter
+        )
+        self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter, media: media)
         let regions = regions ?? RegionStore(database: database)
         self.regions = regions
         self.posts = PostService(store: PostgresPostStore(database: database), regions: regions, rateLimiter: rateLimiter, filter: filter, media: media)

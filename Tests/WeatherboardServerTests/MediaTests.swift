@@ -355,6 +355,50 @@ struct MediaTests {
         }
     }
 
+    @Test("alt text is public with its post, so a blocked term in it (however written) holds the post: on create, on a PATCH of mediaIds, on a PATCH of the alt")
+    func blockedTermsInAltText() async throws {
+        try await withMediaServer(configure: { $0.rateLimitsEnabled = false }) { server in
+            let letters = Array("bcdfghjklmnpqrstvwxz")
+            let term = "qa" + String((0..<6).map { _ in letters.randomElement()! })
+            let fullwidth = String(String.UnicodeScalarView(term.unicodeScalars.map { Unicode.Scalar($0.value + 0xFEE0)! }))
+            _ = try await server.dependencies.moderation.addTerm(term)
+            let author = try await server.anonymousAccount()
+            let image = try await MediaFixtures.image("tiny-alt.png", width: 8, height: 8)
+            func upload(alt: String?) async throws -> String {
+                try #require(try await server.upload(image, alt: alt, token: author.token).object["id"] as? String)
+            }
+            func post(_ mediaIDs: [String]) async throws -> String {
+                let response = try await server.json(
+                    "POST", "/v1/posts", token: author.token, ["weatherType": "rain", "category": "food", "body": "깨끗한 글", "regionId": "1835848", "mediaIds": mediaIDs]
+                )
+                return try #require(response.object["id"] as? String)
+            }
+            let onCreate = try await post([try await upload(alt: "사진: \(fullwidth)")])
+            let byPatch = try await post([])
+            let dirty = try await upload(alt: "ＡＬＴ \(term.uppercased())")
+            #expect(try await server.json("PATCH", "/v1/posts/\(byPatch)", token: author.token, ["mediaIds": [dirty]]).status == 200)
+            let cleanMedia = try await upload(alt: "맑은 하늘")
+            let byAlt = try await post([cleanMedia])
+            let clean = try await post([try await upload(alt: "비 오는 창가")])
+            #expect(try await server.json("GET", "/v1/posts/\(byAlt)").status == 200)
+            let hidden = String(term.prefix(1)) + "\u{200B}" + String(term.dropFirst())
+            let altEdit = try await server.json("PATCH", "/v1/media/\(cleanMedia)", token: author.token, ["alt": "하늘 \(hidden)"])
+            #expect(altEdit.status == 200)
+            _ = try await server.dependencies.moderation.removeTerm(term)
+            #expect(try await server.json("GET", "/v1/posts/\(onCreate)").status == 404, "alt on create was not held")
+            #expect(try await server.json("GET", "/v1/posts/\(byPatch)").status == 404, "alt through PATCH mediaIds was not held")
+            #expect(try await server.json("GET", "/v1/posts/\(byAlt)").status == 404, "a PATCH of the alt was not held")
+            #expect(try await server.json("GET", "/v1/posts/\(clean)").status == 200)
+            // Held for review like any filtered post (its author still sees it as visible): queued for the moderators.
+            let asAuthor = try await server.json("GET", "/v1/posts/\(byAlt)", token: author.token)
+            #expect(asAuthor.object["status"] as? String == "visible")
+            let queued = try await server.dependencies.database.query(
+                "SELECT count(*) AS n FROM reports WHERE reason = 'filter' AND status = 'open' AND post_id = ANY(\([onCreate, byPatch, byAlt])::int8[])"
+            )
+            #expect(try queued[0].decode(Int.self, "n") == 3)
+        }
+    }
+
     /// The server's purger with a lock of its own and nothing but media old enough to go, so it never races the
     /// purger tests' own passes over their planted rows. (This suite's one media purge is the only pass over
     /// media in the test run: the other purger test's pass leaves media alone.)
