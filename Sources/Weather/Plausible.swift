@@ -31,6 +31,12 @@ public enum Plausible {
 
     /// An observation more than this far in the future (of the server's clock) is refused.
     public static let maxFutureSkew: TimeInterval = 86_400
+    /// A fresh provider answer observed longer ago than this is not current weather (a provider serving a stuck or
+    /// replayed answer): refused like an implausible value. Cached rows may be older (they are served as stale).
+    public static let maxObservationAge: TimeInterval = 86_400
+    /// How far ahead of this instance's clock a `weather_cache.fetched_at` may be (another instance's clock): a row
+    /// stamped further ahead would count as fresh, and block fresher rows, until that time.
+    public static let maxClockSkew: TimeInterval = 300
     /// The earliest observation (or fetch) time believed: 2000-01-01T00:00:00Z. Anything before, negative
     /// times included, is absurd.
     public static let earliest = Date(timeIntervalSince1970: 946_684_800)
@@ -89,19 +95,25 @@ public enum Plausible {
         return Date(timeIntervalSince1970: raw)
     }
 
-    /// An observation or fetch time: finite, not before `earliest`, not more than `maxFutureSkew` after `now`.
-    public static func time(_ date: Date, now: Date, source: String, field: String = "observation time") throws {
+    /// An observation or fetch time: finite, not before `earliest`, not more than `ahead` after `now` and, with
+    /// `maxAge`, not more than that before it.
+    public static func time(
+        _ date: Date, now: Date, source: String, field: String = "observation time", ahead: TimeInterval = maxFutureSkew, maxAge: TimeInterval? = nil
+    ) throws {
         let t = date.timeIntervalSince1970
         guard t.isFinite, t >= earliest.timeIntervalSince1970 else { throw implausible("\(source): \(field) \(t) is absurd") }
-        guard date.timeIntervalSince(now) <= maxFutureSkew else {
-            throw implausible("\(source): \(field) \(t) is more than a day from now")
+        guard date.timeIntervalSince(now) <= ahead else {
+            throw implausible("\(source): \(field) \(t) is more than \(Int(ahead)) s ahead of now")
+        }
+        if let maxAge, now.timeIntervalSince(date) > maxAge {
+            throw implausible("\(source): \(field) \(t) is more than \(Int(maxAge)) s old")
         }
     }
 
     /// The whole observation, as `WeatherService` uses and caches it: every value plausible and the observation
     /// time not more than a day from `now`. Returns it unchanged, or throws `ProviderError` (`.implausible`).
     @discardableResult
-    public static func check(_ o: Observation, now: Date, source: String) throws -> Observation {
+    public static func check(_ o: Observation, now: Date, source: String, maxAge: TimeInterval? = nil) throws -> Observation {
         _ = try checked(o.temperature, .temperature, source: source)
         _ = try checked(o.feelsLike, .feelsLike, source: source)
         _ = try checked(o.humidity, .humidity, source: source)
@@ -109,7 +121,7 @@ public enum Plausible {
         _ = try optionalValue(o.pressure, .pressure, source: source)
         _ = try checked(o.windSpeed, .windSpeed, source: source)
         _ = try optionalValue(o.uvIndex, .uvIndex, source: source)
-        try time(o.observedAt, now: now, source: source)
+        try time(o.observedAt, now: now, source: source, maxAge: maxAge)
         return o
     }
 

@@ -178,7 +178,7 @@ public actor WeatherService: WeatherProviding {
         let observation: Observation
         do {
             // Outside data: an implausible answer is a provider failure like any other (CONTRACT §6).
-            observation = try Plausible.check(try await provider.observe(region), now: now(), source: provider.name)
+            observation = try Plausible.check(try await provider.observe(region), now: now(), source: provider.name, maxAge: Plausible.maxObservationAge)
         } catch {
             if let error = error as? ProviderError, error.kind == .unsupportedRegion {
                 breaker.recordSuccess()
@@ -252,7 +252,7 @@ public actor WeatherService: WeatherProviding {
             let observation = try Self.decoder.decode(Observation.self, from: Data(json.utf8))
             let fetchedAt = Date(timeIntervalSince1970: seconds ?? -.infinity)
             let now = now()
-            try Plausible.time(fetchedAt, now: now, source: "weather_cache", field: "fetched_at")
+            try Plausible.time(fetchedAt, now: now, source: "weather_cache", field: "fetched_at", ahead: Plausible.maxClockSkew)
             try Plausible.check(observation, now: now, source: "weather_cache")
             return CachedObservation(regionID: regionID, provider: provider, observation: observation, fetchedAt: fetchedAt)
         } catch {

@@ -62,6 +62,7 @@ enum QuietRegions {
         ("weather code 1e300", openMeteo(#""weather_code":61"#, with: #""weather_code":1e300"#)),
         ("time 2099", openMeteo(time, with: #""time":"2099-01-01T00:00""#)),
         ("time two days ahead", openMeteo(time, with: #""time":"2026-11-24T18:30""#)),
+        ("time two days old", openMeteo(time, with: #""time":"2026-11-20T18:30""#)),
         ("time year 2^63-1", openMeteo(time, with: #""time":"9223372036854775807-01-01T00:00""#)),
         ("time year 1", openMeteo(time, with: #""time":"-0001-01-01T00:00""#)),
         ("time seconds 2^63-1", openMeteo(time, with: #""time":"2026-11-22T18:30:9223372036854775807""#)),
@@ -206,6 +207,8 @@ enum QuietRegions {
                 ("fetched_at 2100", Self.observationJSON(), "2100-01-01T00:00:00Z"),
                 ("fetched_at infinity", Self.observationJSON(), "infinity"),
                 ("fetched_at 1900", Self.observationJSON(), "1900-01-01T00:00:00Z"),
+                // Another instance's clock an hour ahead: the row would pin the cache as fresh for an hour.
+                ("fetched_at an hour ahead", Self.observationJSON(), PostgresTimestampText.format(now.addingTimeInterval(3600))),
             ]
             let regions = try await QuietRegions.take(planted.count * 2, from: 100, database: rig.database)
             try await rig.forget(regions)
