@@ -151,6 +151,34 @@ struct HostileClientTests {
         }
     }
 
+    @Test("nobody bans or unbans itself, an admin included; a banned moderator cannot ban or unban a member either")
+    func selfBansAndMembers() async throws {
+        try await withTestServer { server in
+            let (admin, _, _) = try await server.registeredAccount(prefix: "admin")
+            let (moderator, _, _) = try await server.registeredAccount(prefix: "mod")
+            try await server.grantRole("admin", to: admin)
+            try await server.grantRole("moderator", to: moderator)
+            let member = try await server.anonymousAccount()
+
+            let selfBan = try await server.json("POST", "/v1/moderation/accounts/\(admin.id)/ban", token: admin.token, ["until": NSNull(), "reason": "x"])
+            #expect(selfBan.status == 403)
+            #expect(selfBan.errorCode == "forbidden")
+            #expect(try await server.json("DELETE", "/v1/moderation/accounts/\(admin.id)/ban", token: admin.token).status == 403)
+            // A ban the admin did not make on itself (an operator's, say) it cannot lift either.
+            try await server.dependencies.database.execute("UPDATE accounts SET banned = true WHERE id = \(Int(admin.id)!)")
+            #expect(try await server.json("DELETE", "/v1/moderation/accounts/\(admin.id)/ban", token: admin.token).status == 403)
+            try await server.dependencies.database.execute("UPDATE accounts SET banned = false WHERE id = \(Int(admin.id)!)")
+
+            #expect(try await server.json("POST", "/v1/moderation/accounts/\(moderator.id)/ban", token: admin.token, ["until": NSNull(), "reason": "x"]).status == 200)
+            let ban = try await server.json("POST", "/v1/moderation/accounts/\(member.id)/ban", token: moderator.token, ["until": NSNull(), "reason": "x"])
+            #expect(ban.errorCode == "account_banned")
+            #expect(try await server.json("GET", "/v1/moderation/media/1", token: moderator.token).errorCode == "account_banned")
+            #expect(try await server.json("GET", "/v1/moderation/media/1/preview", token: moderator.token).errorCode == "account_banned")
+            // Nothing happened to the member.
+            #expect(try await server.json("GET", "/v1/accounts/me", token: member.token).object["banned"] as? Bool == false)
+        }
+    }
+
     // MARK: Finding 3: limits under concurrency
 
     @Test("80 parallel account creations from one address: exactly 30 get through, the rest 429 with Retry-After")
