@@ -170,8 +170,9 @@ struct GatedTransaction: Sendable {
     /// Runs `statements` in a transaction that then waits for the gate; returns once it waits.
     static func start(_ statements: [SQLQuery], on database: PostgresPool) async throws -> GatedTransaction {
         let gate = Int64.random(in: 1...Int64.max)
-        let gatePool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1))
-        let transactionPool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1))
+        // No statement timeout: the gated transaction waits as long as the test takes to open the gate.
+        let gatePool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1, statementTimeoutMilliseconds: 0))
+        let transactionPool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1, statementTimeoutMilliseconds: 0))
         try await gatePool.withConnection { _ = try $0.query("SELECT pg_advisory_lock(\(gate))") }
         let committed = Task {
             try await transactionPool.transaction { connection in
