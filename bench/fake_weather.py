@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A fake open-meteo for the weather bench: answers GET /v1/forecast with a recorded body after DELAY_MS,
-counts the calls. GET /__count returns the count; POST /__reset zeroes it. Prints its port on stdout.
+observed at the current quarter hour (the server refuses an observation more than a day old), counts the calls. GET /__count returns the count; POST /__reset zeroes it. Prints its port on stdout.
 
     python3 bench/fake_weather.py [PORT] [DELAY_MS]
 """
@@ -12,12 +12,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORT = int(sys.argv[1]) if len(sys.argv) > 1 else 0
 DELAY = (int(sys.argv[2]) if len(sys.argv) > 2 else 50) / 1000
-BODY = json.dumps({
-    "latitude": 37.55, "longitude": 127.0, "utc_offset_seconds": 0, "timezone": "GMT",
-    "current": {"time": "2026-11-22T09:30", "interval": 900, "temperature_2m": 10.0, "relative_humidity_2m": 61,
-                "apparent_temperature": 8.5, "weather_code": 61, "cloud_cover": 100, "pressure_msl": 1021.7,
-                "wind_speed_10m": 5.0, "uv_index": 1.2},
-}).encode()
+
+
+def body():
+    now = int(time.time()) // 900 * 900
+    return json.dumps({
+        "latitude": 37.55, "longitude": 127.0, "utc_offset_seconds": 0, "timezone": "GMT",
+        "current": {"time": time.strftime("%Y-%m-%dT%H:%M", time.gmtime(now)), "interval": 900, "temperature_2m": 10.0,
+                    "relative_humidity_2m": 61, "apparent_temperature": 8.5, "weather_code": 61, "cloud_cover": 100,
+                    "pressure_msl": 1021.7, "wind_speed_10m": 5.0, "uv_index": 1.2},
+    }).encode()
+
 
 lock = threading.Lock()
 calls = 0
@@ -45,7 +50,7 @@ class Handler(BaseHTTPRequestHandler):
             with lock:
                 calls += 1
             time.sleep(DELAY)
-            return self.reply(BODY)
+            return self.reply(body())
         self.reply(b'{"error":true,"reason":"not found"}', 404)
 
     def do_POST(self):
