@@ -7,7 +7,8 @@ WHERE s.token_hash = :token_hash AND s.revoked_at IS NULL;
 SELECT 1 AS one FROM regions WHERE id = 1835848;
 BEGIN;
 INSERT INTO posts (author_id, region_id, weather_type, category, title, body, status, hidden_reason)
-VALUES (:author, 1835848, 'snow', 'outfit', '패딩', '눈 오는 날엔 롱패딩', 'visible', NULL) RETURNING id \gset
+SELECT a.id, 1835848, 'snow', 'outfit', '패딩', '눈 오는 날엔 롱패딩', 'visible', NULL
+FROM (SELECT id FROM accounts WHERE id = :author AND deleted_at IS NULL FOR KEY SHARE) a RETURNING id \gset
 SELECT page.*, m.id, m.owner_id, m.post_id, m.storage_key, m.public, m.width, m.height, m.byte_size, m.blurhash, m.alt, m.created_at, m.retired
 FROM (
 SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en, r.name_ko, r.country_code,
