@@ -31,7 +31,11 @@ public struct RateLimiter: Sendable {
     public func acquire(_ policy: RateLimitPolicy, subject: String) async throws -> RateLimitPermit {
         guard let database else { return .uncounted }
         let bucket = Self.bucket(policy, subject: subject)
-        return try Self.permit(from: await database.query(Self.acquireQuery(policy, bucket: bucket)), bucket: bucket)
+        let rows = try await database.query(Self.acquireQuery(policy, bucket: bucket))
+        if Self.needsReread(rows) {
+            return try Self.permit(from: rows, bucket: bucket, reread: await database.query(Self.oldestHitQuery(policy, bucket: bucket)))
+        }
+        return try Self.permit(from: rows, bucket: bucket)
     }
 
     /// `acquire` inside a caller's transaction: the hit commits or rolls back with the work it allows, and
@@ -40,7 +44,11 @@ public struct RateLimiter: Sendable {
     public func acquire(_ policy: RateLimitPolicy, subject: String, on connection: PostgresConnection) throws -> RateLimitPermit {
         guard isEnabled else { return .uncounted }
         let bucket = Self.bucket(policy, subject: subject)
-        return try Self.permit(from: connection.query(Self.acquireQuery(policy, bucket: bucket)), bucket: bucket)
+        let rows = try connection.query(Self.acquireQuery(policy, bucket: bucket))
+        if Self.needsReread(rows) {
+            return try Self.permit(from: rows, bucket: bucket, reread: connection.query(Self.oldestHitQuery(policy, bucket: bucket)))
+        }
+        return try Self.permit(from: rows, bucket: bucket)
     }
 
     /// Returns a counted hit. Best effort: a failure only leaves the hit counted until it expires.
@@ -105,13 +113,30 @@ public struct RateLimiter: Sendable {
             """
     }
 
-    static func permit(from rows: PostgresRows, bucket: String) throws -> RateLimitPermit {
+    /// A refusal whose statement could not see the bucket's row: the statement's snapshot predates the row, which
+    /// another transaction created while this one waited on it (the first hits of a burst). Its lock was taken
+    /// and the count is right; only the time the oldest hit leaves the window must be read again.
+    static func needsReread(_ rows: PostgresRows) -> Bool {
+        guard let row = rows.first else { return false }
+        return (try? row.decode(Bool.self, "counted")) == false && (try? row.decode(Int64?.self, "frees_at")) == .some(nil)
+    }
+
+    /// The oldest hit still in the window plus the window, read with a fresh snapshot (a statement of its own).
+    static func oldestHitQuery(_ policy: RateLimitPolicy, bucket: String) -> SQLQuery {
+        let window = Int64(max(1, policy.windowSeconds)) * 1_000_000
+        return """
+            SELECT (SELECT min(h) FROM rate_limits r, unnest(r.hits) h
+                    WHERE r.bucket = \(bucket) AND h > (extract(epoch FROM now()) * 1000000)::int8 - \(window)) + \(window) AS frees_at
+            """
+    }
+
+    static func permit(from rows: PostgresRows, bucket: String, reread: PostgresRows? = nil) throws -> RateLimitPermit {
         guard let row = rows.first else { throw RateLimitExceeded(retryAfterSeconds: 1) }
         let now = try row.decode(Int64.self, "now")
         if try row.decode(Bool.self, "counted") {
             return RateLimitPermit(bucket: bucket, microseconds: now)
         }
-        let freesAt = try row.decode(Int64?.self, "frees_at") ?? now
+        let freesAt = try (reread?.first?.decode(Int64?.self, "frees_at") ?? row.decode(Int64?.self, "frees_at")) ?? now
         let (wait, overflow) = freesAt.subtractingReportingOverflow(now)
         let seconds = overflow ? 1 : Int((max(0, wait) + 999_999) / 1_000_000)
         throw RateLimitExceeded(retryAfterSeconds: max(1, seconds))

@@ -188,7 +188,34 @@ struct HostileClientTests {
             #expect(responses.filter { $0.status == 201 }.count == 30)
             let refused = responses.filter { $0.status == 429 }
             #expect(refused.count == 50)
-            #expect(refused.allSatisfy { Int($0.header("retry-after") ?? "") ?? 0 >= 1 })
+            // Every refusal says when the window frees up (about an hour), the ones that waited on the bucket's
+            // first, still uncommitted hit included.
+            let waits = refused.map { Int($0.header("retry-after") ?? "") ?? 0 }
+            #expect(waits.allSatisfy { (3000...3600).contains($0) }, "\(waits.sorted())")
+        }
+    }
+
+    @Test("a request refused while it waited on a bucket another transaction was creating still gets the real Retry-After, not 1")
+    func retryAfterBehindAnUncommittedBucket() async throws {
+        try await withTestServer { server in
+            let database = server.dependencies.database
+            let bucket = "account-create:\(server.clientIP)"
+            // Another request's transaction: it made the bucket, full, and has not committed yet.
+            let other = try await GatedTransaction.start(
+                [
+                    """
+                    INSERT INTO rate_limits (bucket, hits, expires_at)
+                    SELECT \(bucket), array_fill((extract(epoch FROM now()) * 1000000)::int8, ARRAY[30]), now() + interval '1 hour'
+                    """,
+                ],
+                on: database
+            )
+            let refused = Task { try await server.json("POST", "/v1/accounts") }
+            #expect(try await waitForLockWaiter("%INSERT INTO rate_limits AS r%", on: database))
+            try await other.open()
+            let response = try await refused.value
+            #expect(response.status == 429)
+            #expect((3000...3600).contains(Int(response.header("retry-after") ?? "") ?? 0), "Retry-After \(response.header("retry-after") ?? "none")")
         }
     }
 
