@@ -417,7 +417,9 @@ struct HostileClientTests {
                 on: database
             )
             let deletion = Task { try await server.json("DELETE", "/v1/accounts/me", token: author.token).status }
-            #expect(try await waitForLockWaiter("%FROM posts%", on: database))
+            // The deletion waits on the reported post (at its lock of the author's posts; before that lock existed, at
+            // its DELETE of them).
+            #expect(try await waitForLockWaiter("%FROM posts%author_id = %", on: database))
             try await report.open()
             #expect(try await deletion.value == 204)
             let mine = try await server.json("GET", "/v1/accounts/me/reports", token: reporter.token)
