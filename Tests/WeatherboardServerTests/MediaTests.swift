@@ -399,6 +399,35 @@ struct MediaTests {
         }
     }
 
+    @Test("an upload that finishes while its account's deletion commits makes no media (401), and leaves no files")
+    func uploadRacingDeletionIsRefused() async throws {
+        try await withMediaServer { server in
+            let account = try await server.anonymousAccount()
+            let accountID = try #require(Int(account.id))
+            let database = server.dependencies.database
+            let image = try await MediaFixtures.image("tiny-race.png", width: 8, height: 8)
+            // The deletion as the server does it (account row locked, then marked deleted), held open.
+            let deletion = try await GatedTransaction.start(
+                [
+                    "SELECT id FROM accounts WHERE id = \(accountID) FOR UPDATE",
+                    "UPDATE accounts SET deleted_at = now() WHERE id = \(accountID)",
+                    "DELETE FROM sessions WHERE account_id = \(accountID)",
+                ],
+                on: database
+            )
+            let upload = Task { try await server.upload(image, token: account.token) }
+            #expect(try await waitForLockWaiter("%INSERT INTO media%", on: database))
+            try await deletion.open()
+            let response = try await upload.value
+            #expect(response.status == 401)
+            let stored = try await database.query("SELECT count(*) AS n FROM media WHERE owner_id = \(accountID)")
+            #expect(try stored[0].decode(Int.self, "n") == 0)
+            let directory = server.configuration.mediaStorage.directory
+            let files = (FileManager.default.enumerator(atPath: directory)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".jpg") }
+            #expect(files.isEmpty, "\(files)")
+        }
+    }
+
     /// The server's purger with a lock of its own and nothing but media old enough to go, so it never races the
     /// purger tests' own passes over their planted rows. (This suite's one media purge is the only pass over
     /// media in the test run: the other purger test's pass leaves media alone.)
