@@ -54,7 +54,7 @@ echo "==> schemathesis against $BASE" >&2
 cd "$(mktemp -d)"
 # Operations that end the session would log the fuzzer out; they are covered by the swift tests.
 run_schemathesis() {
-  "$VENV/bin/schemathesis" run "$BASE/openapi.yaml" --url "$BASE" \
+  "$VENV/bin/schemathesis" --config-file "$ROOT/Tests/Conformance/schemathesis.toml" run "$BASE/openapi.yaml" --url "$BASE" \
     -H "Authorization: Bearer $TOKEN" \
     --checks not_a_server_error,status_code_conformance,response_schema_conformance,negative_data_rejection \
     --seed 20261123 --max-examples 25 --phases examples,coverage,fuzzing --workers 2 --no-color \
