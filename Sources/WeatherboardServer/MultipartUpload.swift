@@ -1,10 +1,10 @@
 import Foundation
 import Hummingbird
-import MultipartKit
 import NIOCore
 import NIOFileSystem
 
-/// A `multipart/form-data` upload read as it streams in (vapor's multipart-kit parses it): the `file` part
+/// A `multipart/form-data` upload read as it streams in (vapor's multipart-kit parses it, behind
+/// `GuardedMultipartParser`, which keeps a hostile part header from trapping it): the `file` part
 /// goes to a temporary file, never whole into memory, and stops at `maxFileBytes` (413); small text
 /// fields (`alt`) are kept in memory up to `maxFieldBytes`. Unknown parts are skipped.
 struct MultipartUpload {
@@ -54,7 +54,7 @@ struct MultipartUpload {
         _ body: RequestBody, boundary: String, maxFileBytes: Int, maxFieldBytes: Int, temporaryDirectory: String
     ) async throws -> MultipartUpload {
         let state = ParseState()
-        let parser = MultipartParser(boundary: boundary)
+        let parser = GuardedMultipartParser(boundary: boundary)
         parser.onHeader = { name, value in
             if name.lowercased() == "content-disposition" { state.currentName = fieldName(fromDisposition: value) }
         }
