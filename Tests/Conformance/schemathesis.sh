@@ -70,4 +70,11 @@ if [ "$status" -ne 0 ] && ! grep -q "^Failures:" "$OUT" && grep -q "Runtime Erro
   status=0
   run_schemathesis 2>&1 | tee "$OUT" || status=$?
 fi
+# A server that died under the fuzzer (a trap) shows up to schemathesis only as connection errors, which can
+# read like one of its internal errors: the server must still be up, whatever schemathesis said.
+if ! kill -0 "$SERVER" 2>/dev/null || ! curl -fsS "$BASE/healthz" >/dev/null 2>&1; then
+  echo "==> the server died during the conformance run; its log:" >&2
+  tail -n 60 "$LOG" >&2
+  exit 1
+fi
 exit "$status"
