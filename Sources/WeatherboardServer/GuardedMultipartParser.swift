@@ -40,8 +40,10 @@ final class GuardedMultipartParser {
     /// The chunk with every byte of 0x80 or more replaced by 0x01.
     static func masked(_ chunk: ByteBuffer) -> ByteBuffer {
         var copy = ByteBuffer()
-        copy.reserveCapacity(chunk.readableBytes)
-        copy.writeBytes(chunk.readableBytesView.lazy.map { $0 >= 0x80 ? 0x01 : $0 })
+        copy.writeImmutableBuffer(chunk)  // one copy (the chunk's storage is shared, so it is not written)
+        copy.withUnsafeMutableReadableBytes { bytes in
+            for i in bytes.indices where bytes[i] >= 0x80 { bytes[i] = 0x01 }
+        }
         return copy
     }
 }
