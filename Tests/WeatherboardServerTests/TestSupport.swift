@@ -66,7 +66,9 @@ struct TestServer: Sendable {
         _ path: String,
         headers: [(String, String)] = [],
         body: [UInt8]? = nil,
-        timeoutMilliseconds: Int = 15_000
+        // Generous: under the whole suite, requests that wait on the 2 hashing threads (login and registration
+        // bursts, every registered test account) queue behind many scrypt runs. A passing request never waits it out.
+        timeoutMilliseconds: Int = 60_000
     ) async throws -> CurlResponse {
         var headers = headers
         if !headers.contains(where: { $0.0.lowercased() == "x-forwarded-for" }) {
