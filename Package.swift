@@ -150,7 +150,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WeatherTests",
-            dependencies: ["Vocabulary", "Weather"],
+            dependencies: ["Vocabulary", "Weather", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -163,6 +163,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
         ),

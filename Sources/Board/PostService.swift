@@ -161,9 +161,7 @@ public struct PostService: Sendable {
         let changes = Result { try Self.validate(patch) }
         let rule = try await filter.holdRule()
         // The alt texts of a new media list (the store keeps only the caller's own); without one, the post's own.
-        var fetchedAlts: [String]?
-        if let ids = patch.mediaIDs { fetchedAlts = try await media?.altTexts(ids, ownerID: identity.accountID) ?? [] }
-        let newAlts = fetchedAlts
+        let newAlts: [String]? = if let ids = patch.mediaIDs { try await media?.altTexts(ids, ownerID: identity.accountID) ?? [] } else { nil }
         let (post, removedMedia) = try await store.edit(id: id) { post in
             guard !post.deleted, Self.canSee(post, viewer: viewer) else { throw BoardError.notFound("post") }
             guard post.authorID == identity.accountID else { throw BoardError.notOwner }

@@ -1,4 +1,5 @@
 import Foundation
+import PropertyBased
 import Testing
 import Vocabulary
 @testable import Weather
@@ -234,20 +235,8 @@ import Vocabulary
 
     // MARK: Random bodies
 
-    /// SplitMix64: a seeded generator, so a failure names a reproducible case.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// A random number as JSON text: often in a plausible range, often huge or tiny, sometimes not a number.
-    static func randomNumber(_ rng: inout SplitMix) -> String {
+    static func randomNumber(_ rng: inout Xoshiro) -> String {
         switch Int.random(in: 0..<6, using: &rng) {
         case 0: return String(Double.random(in: -200...1200, using: &rng))
         case 1: return String(Int64.random(in: .min ... .max, using: &rng))
@@ -259,7 +248,7 @@ import Vocabulary
     }
 
     @Test func randomBodiesNeverTrap() {
-        var rng = SplitMix(state: 0x5EED_0013)
+        var rng = Xoshiro(seed: (0x5EED_0013, 1, 2, 3))  // seeded: a failure names a reproducible case
         for round in 0..<3000 {
             var fields: [String: String] = [:]
             for field in Self.openMeteoFields where Bool.random(using: &rng) {

@@ -317,12 +317,9 @@ struct HostileClientTests {
             let spoofed = TestClient.randomAddress()
             let response = try await server.request("POST", "/v1/accounts", headers: [("X-Forwarded-For", spoofed)])
             #expect([201, 429].contains(response.status))
-            let buckets = try await server.dependencies.database.query(
-                "SELECT count(*) AS n FROM rate_limits WHERE bucket = \("account-create:" + spoofed)"
-            )
-            #expect(try buckets[0].decode(Int.self, "n") == 0)
-            let loopback = try await server.dependencies.database.query("SELECT count(*) AS n FROM rate_limits WHERE bucket = 'account-create:127.0.0.1'")
-            #expect(try loopback[0].decode(Int.self, "n") == 1)
+            let database = server.dependencies.database
+            #expect(try await database.count("SELECT count(*) AS n FROM rate_limits WHERE bucket = \("account-create:" + spoofed)") == 0)
+            #expect(try await database.count("SELECT count(*) AS n FROM rate_limits WHERE bucket = 'account-create:127.0.0.1'") == 1)
         }
     }
 
@@ -448,8 +445,7 @@ struct HostileClientTests {
             #expect(try await server.json("POST", "/v1/posts/\(postID)/reports", token: reporters[2].token, ["reason": "spam"]).status == 201)
             // Two live trusted reporters of a threshold of three: still visible.
             #expect(try await server.json("GET", "/v1/posts/\(postID)").status == 200)
-            let reports = try await server.dependencies.database.query("SELECT count(*) AS n FROM reports WHERE post_id = \(Int(postID)!)")
-            #expect(try reports[0].decode(Int.self, "n") == 3)
+            #expect(try await server.dependencies.database.count("SELECT count(*) AS n FROM reports WHERE post_id = \(Int(postID)!)") == 3)
         }
     }
 
@@ -459,15 +455,7 @@ struct HostileClientTests {
             let author = try await server.anonymousAccount()
             let authorID = try #require(Int(author.id))
             let database = server.dependencies.database
-            // The deletion as the server does it (account row locked, then marked deleted), held open.
-            let deletion = try await GatedTransaction.start(
-                [
-                    "SELECT id FROM accounts WHERE id = \(authorID) FOR UPDATE",
-                    "UPDATE accounts SET username = NULL, password_hash = NULL, deleted_at = now() WHERE id = \(authorID)",
-                    "DELETE FROM sessions WHERE account_id = \(authorID)",
-                ],
-                on: database
-            )
+            let deletion = try await GatedTransaction.accountDeletion(authorID, on: database)
             // Authenticated before the deletion commits; its transaction then waits on the account row.
             let post = Task {
                 try await server.json(
@@ -478,8 +466,7 @@ struct HostileClientTests {
             try await deletion.open()
             let response = try await post.value
             #expect(response.status == 401)
-            let stored = try await database.query("SELECT count(*) AS n FROM posts WHERE author_id = \(authorID)")
-            #expect(try stored[0].decode(Int.self, "n") == 0)
+            #expect(try await database.count("SELECT count(*) AS n FROM posts WHERE author_id = \(authorID)") == 0)
         }
     }
 

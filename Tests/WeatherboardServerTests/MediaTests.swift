@@ -392,10 +392,10 @@ struct MediaTests {
             // Held for review like any filtered post (its author still sees it as visible): queued for the moderators.
             let asAuthor = try await server.json("GET", "/v1/posts/\(byAlt)", token: author.token)
             #expect(asAuthor.object["status"] as? String == "visible")
-            let queued = try await server.dependencies.database.query(
+            let queued = try await server.dependencies.database.count(
                 "SELECT count(*) AS n FROM reports WHERE reason = 'filter' AND status = 'open' AND post_id = ANY(\([onCreate, byPatch, byAlt])::int8[])"
             )
-            #expect(try queued[0].decode(Int.self, "n") == 3)
+            #expect(queued == 3)
         }
     }
 
@@ -406,22 +406,13 @@ struct MediaTests {
             let accountID = try #require(Int(account.id))
             let database = server.dependencies.database
             let image = try await MediaFixtures.image("tiny-race.png", width: 8, height: 8)
-            // The deletion as the server does it (account row locked, then marked deleted), held open.
-            let deletion = try await GatedTransaction.start(
-                [
-                    "SELECT id FROM accounts WHERE id = \(accountID) FOR UPDATE",
-                    "UPDATE accounts SET deleted_at = now() WHERE id = \(accountID)",
-                    "DELETE FROM sessions WHERE account_id = \(accountID)",
-                ],
-                on: database
-            )
+            let deletion = try await GatedTransaction.accountDeletion(accountID, on: database)
             let upload = Task { try await server.upload(image, token: account.token) }
             #expect(try await waitForLockWaiter("%INSERT INTO media%", on: database))
             try await deletion.open()
             let response = try await upload.value
             #expect(response.status == 401)
-            let stored = try await database.query("SELECT count(*) AS n FROM media WHERE owner_id = \(accountID)")
-            #expect(try stored[0].decode(Int.self, "n") == 0)
+            #expect(try await database.count("SELECT count(*) AS n FROM media WHERE owner_id = \(accountID)") == 0)
             let directory = server.configuration.mediaStorage.directory
             let files = (FileManager.default.enumerator(atPath: directory)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".jpg") }
             #expect(files.isEmpty, "\(files)")

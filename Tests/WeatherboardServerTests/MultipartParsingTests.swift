@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import PropertyBased
 import Testing
 
 @testable import WeatherboardServer
@@ -49,7 +50,7 @@ struct MultipartParsingTests {
 
     @Test("random bodies of boundaries, header lines and bytes, cut into random chunks, never trap the parser")
     func randomBodiesNeverTrap() throws {
-        var generator = SplitMix64(seed: 20261124)
+        var generator = Xoshiro(seed: (20261124, 1, 2, 3))  // seeded: a failure names a reproducible case
         let pieces: [[UInt8]] = [
             Array("--\(Self.boundary)".utf8), Array("\r\n--\(Self.boundary)".utf8), Array("--\(Self.boundary)--".utf8), [0x0D, 0x0A], [0x0D, 0x0A, 0x0D, 0x0A],
             Array("Content-Disposition: form-data; name=\"file\"".utf8), Array(": ".utf8), [0x3A], [0x2D, 0x2D], Array("X-".utf8),
@@ -78,18 +79,5 @@ struct MultipartParsingTests {
         }
         // Most random bodies are malformed; the point is that none of them trapped on the way.
         #expect(sawFailure > 0)
-    }
-}
-
-/// A small seeded generator, so a failing body can be found again.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

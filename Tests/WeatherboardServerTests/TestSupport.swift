@@ -202,13 +202,34 @@ struct GatedTransaction: Sendable {
     }
 }
 
+extension GatedTransaction {
+    /// An account deletion as the server makes one (the account row locked, then marked deleted and its sessions
+    /// removed), held open until `open()`.
+    static func accountDeletion(_ accountID: Int, on database: PostgresPool) async throws -> GatedTransaction {
+        try await start(
+            [
+                "SELECT id FROM accounts WHERE id = \(accountID) FOR UPDATE",
+                "UPDATE accounts SET username = NULL, password_hash = NULL, deleted_at = now() WHERE id = \(accountID)",
+                "DELETE FROM sessions WHERE account_id = \(accountID)",
+            ],
+            on: database
+        )
+    }
+}
+
+extension PostgresPool {
+    /// The `n` of a `SELECT count(*) AS n …`: what a test asserts about stored state.
+    func count(_ query: SQLQuery) async throws -> Int {
+        try await self.query(query)[0].decode(Int.self, "n")
+    }
+}
+
 /// True once some backend whose statement matches `pattern` (SQL `LIKE`) waits on a lock. Bounded: a test may
 /// fail, never hang.
 func waitForLockWaiter(_ pattern: String, on database: PostgresPool) async throws -> Bool {
     let deadline = ContinuousClock.now + .seconds(30)
     while ContinuousClock.now < deadline {
-        let rows = try await database.query("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE \(pattern)")
-        if try rows[0].decode(Int.self, "n") > 0 { return true }
+        if try await database.count("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE \(pattern)") > 0 { return true }
         await Task.yield()
     }
     return false
