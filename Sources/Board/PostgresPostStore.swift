@@ -185,40 +185,47 @@ public struct PostgresPostStore: PostStore {
         try Self.posts(await database.query(Self.withMedia(Self.listQuery(query, viewer: viewer))))
     }
 
-    /// The one statement behind `list` (the plan tests EXPLAIN it).
+    /// The one statement behind `list` (the plan tests EXPLAIN it), composed of branches that each walk one index
+    /// in order and read a page (`SQLQuery.page`):
+    /// - everyone: the public posts matching the filters (the public partial indexes of sql/0004);
+    /// - a member: merged with their own hidden and removed posts (`posts_author_unlisted_idx`);
+    /// - a moderator: merged with every hidden and removed post (the unlisted partial indexes of sql/0017).
+    /// A signed-in reader's blocked authors are left out of every branch, a moderator's included (CONTRACT §3).
     static func listQuery(_ query: PostQuery, viewer: Viewer) -> SQLQuery {
-        var sql: SQLQuery
-        let order = Self.order(query)
-        if viewer.isModerator {
-            // Moderators see every status; deleted posts stay out of lists.
-            sql = SQLQuery(stringLiteral: Self.select + " WHERE p.deleted_at IS NULL")
-            sql.append(Self.filters(query))
-            sql.append(" ORDER BY p.id DESC LIMIT \(query.limit)" as SQLQuery)
-        } else if let me = viewer.accountID {
-            // Public posts (minus blocked authors), merged with the viewer's own hidden/removed ones;
-            // each branch walks its own index in id order.
-            sql = "SELECT p.id FROM posts p WHERE p.status = 'visible' AND p.deleted_at IS NULL"
-            sql.append(Self.filters(query, walking: Self.walkColumn(query)))
-            sql.append(" AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(me) AND b.blocked_id = p.author_id)" as SQLQuery)
-            sql.append(order)
-            sql.append(" LIMIT \(query.limit)" as SQLQuery)
-            var own: SQLQuery = "SELECT p.id FROM posts p WHERE p.author_id >= \(me) AND p.author_id <= \(me) AND p.status <> 'visible' AND p.deleted_at IS NULL"
-            own.append(Self.filters(query))
-            own.append(" ORDER BY p.author_id, p.id DESC LIMIT \(query.limit)" as SQLQuery)
-            var outer = SQLQuery(stringLiteral: "WITH ids AS ((")
-            outer.append(sql)
-            outer.append(") UNION ALL (")
-            outer.append(own)
-            outer.append(")) " + Self.select + " WHERE p.id IN (SELECT id FROM ids)")
-            outer.append(" ORDER BY p.id DESC LIMIT \(query.limit)" as SQLQuery)
-            sql = outer
-        } else {
-            sql = SQLQuery(stringLiteral: Self.select + " WHERE p.status = 'visible' AND p.deleted_at IS NULL")
-            sql.append(Self.filters(query, walking: Self.walkColumn(query)))
-            sql.append(order)
-            sql.append(" LIMIT \(query.limit)" as SQLQuery)
+        let walk = Self.walkColumn(query)
+        guard let me = viewer.accountID else {
+            var sql = SQLQuery(stringLiteral: Self.select + " WHERE p.status = 'visible' AND p.deleted_at IS NULL")
+            sql.append(Self.filters(query, walking: walk))
+            sql.append(Self.order(query))
+            return sql.page(limit: query.limit)
         }
+        var visible: SQLQuery = "SELECT p.id FROM posts p WHERE p.status = 'visible' AND p.deleted_at IS NULL"
+        visible.append(Self.filters(query, walking: walk))
+        visible.append(Self.notBlocked(by: me))
+        visible.append(Self.order(query))
+        var unlisted: SQLQuery
+        if viewer.isModerator {
+            unlisted = "SELECT p.id FROM posts p WHERE p.status <> 'visible' AND p.deleted_at IS NULL"
+            unlisted.append(Self.filters(query, walking: walk))
+            unlisted.append(Self.notBlocked(by: me))
+            unlisted.append(Self.order(query))
+        } else {
+            unlisted = "SELECT p.id FROM posts p WHERE p.author_id >= \(me) AND p.author_id <= \(me) AND p.status <> 'visible' AND p.deleted_at IS NULL"
+            unlisted.append(Self.filters(query))
+            unlisted.append(" ORDER BY p.author_id, p.id DESC")
+        }
+        var sql: SQLQuery = "WITH ids AS (("
+        sql.append(visible.page(limit: query.limit))
+        sql.append(") UNION ALL (")
+        sql.append(unlisted.page(limit: query.limit))
+        sql.append(")) ")
+        sql.append(SQLQuery(stringLiteral: Self.select + " WHERE p.id IN (SELECT id FROM ids) ORDER BY p.id DESC").page(limit: query.limit))
         return sql
+    }
+
+    /// Leaves out the authors `viewer` blocks (CONTRACT §3: from the caller's lists, staff included).
+    static func notBlocked(by viewer: Int) -> SQLQuery {
+        " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(viewer) AND b.blocked_id = p.author_id)"
     }
 
     public func listOwn(authorID: Int, before: Int?, limit: Int) async throws -> [Post] {
@@ -230,8 +237,8 @@ public struct PostgresPostStore: PostStore {
         // A range, not `=`, for the reason given at `filters`.
         sql.append(" WHERE p.author_id >= \(authorID) AND p.author_id <= \(authorID) AND p.deleted_at IS NULL" as SQLQuery)
         if let before { sql.append(" AND p.id < \(before)" as SQLQuery) }
-        sql.append(" ORDER BY p.author_id, p.id DESC LIMIT \(limit)" as SQLQuery)
-        return sql
+        sql.append(" ORDER BY p.author_id, p.id DESC")
+        return sql.page(limit: limit)
     }
 
     public func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> (Post, removedMedia: [String]) {

@@ -1,0 +1,140 @@
+@testable import Board
+import Database
+import Foundation
+import Testing
+import Vocabulary
+
+/// Every list statement at 1M posts, planned the way the server plans it (a generic plan, `LIMIT $n`) under
+/// PostgreSQL's default settings (`jit = on`, `jit_above_cost = 100000`): no JIT, no whole-table scan, no hash of a
+/// whole table, and a page reads about a page of rows. At 1M posts the unfiltered list once planned a parallel
+/// sequential scan with hash joins and JIT: 5 s under load for a page that an index walk reads in 0.3 ms.
+///
+/// The million rows live in a schema of their own (`posts` and `media` copied with their indexes, found first
+/// on the search path), inside one transaction that is rolled back: other tests never see them, and the shared
+/// tables' statistics stay as they are.
+@Suite("Plans at 1M posts")
+struct ScalePlanTests {
+    static let posts = 1_000_000
+
+    /// Every list shape: each filter and their combinations, a cursor, for each kind of reader.
+    static func shapes(authors: [Int]) -> [(String, SQLQuery)] {
+        let filters: [(String, PostQuery)] = [
+            ("no filter", PostQuery()),
+            ("weatherType", PostQuery(weatherType: .rain)),
+            ("category", PostQuery(category: .food)),
+            ("regionId", PostQuery(regionID: ListPlanTests.seoul)),
+            ("authorId", PostQuery(authorID: authors[1])),
+            ("weatherType+category", PostQuery(weatherType: .rain, category: .food)),
+            ("weatherType+regionId", PostQuery(weatherType: .rain, regionID: ListPlanTests.seoul)),
+            ("category+regionId", PostQuery(category: .food, regionID: ListPlanTests.seoul)),
+            ("weatherType+category+regionId", PostQuery(weatherType: .rain, category: .food, regionID: ListPlanTests.seoul)),
+            ("weatherType, second page", PostQuery(weatherType: .rain, before: posts / 2)),
+            ("no filter, second page", PostQuery(before: posts / 2)),
+        ]
+        let readers: [(String, Viewer)] = [
+            ("anonymous", .anonymous), ("member", Viewer(accountID: authors[2], isModerator: false)),
+            ("moderator", Viewer(accountID: authors[3], isModerator: true)),
+        ]
+        var shapes: [(String, SQLQuery)] = []
+        for (readerName, viewer) in readers {
+            for (filterName, var query) in filters {
+                query.limit = PageLimit.defaultValue + 1
+                shapes.append(("\(readerName), \(filterName)", PostgresPostStore.withMedia(PostgresPostStore.listQuery(query, viewer: viewer))))
+            }
+        }
+        // "My posts": the author of every tenth post, 100,000 of them.
+        shapes.append(("my posts", PostgresPostStore.withMedia(PostgresPostStore.listOwnQuery(authorID: authors[0], before: nil, limit: 21))))
+        shapes.append(("my posts, second page", PostgresPostStore.withMedia(PostgresPostStore.listOwnQuery(authorID: authors[0], before: posts / 2, limit: 21))))
+        shapes.append(("one post", PostgresPostStore.byID(posts / 2)))
+        return shapes
+    }
+
+    @Test("every list shape at 1M posts plans an index walk of about a page, without JIT, under PostgreSQL's defaults")
+    func plansAtScale() async throws {
+        try await TestDatabase.migrated.value
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.shutdown() }
+        let failures: [String] = try await pool.withConnection { connection in
+            try connection.simpleQuery("BEGIN")
+            defer { try? connection.simpleQuery("ROLLBACK") }
+            try connection.simpleQuery("SET LOCAL statement_timeout = '600s'")
+            // PostgreSQL's defaults, not the server's session settings (`jit = off`): the plans alone must stay clear of JIT.
+            try connection.simpleQuery("SET LOCAL jit = on; SET LOCAL jit_above_cost = 100000; SET LOCAL jit_inline_above_cost = 500000")
+            let authors = try Self.seed(connection)
+
+            var failures: [String] = []
+            for (name, query) in Self.shapes(authors: authors) {
+                let plan = try ListPlanTests.genericPlan(query, connection: connection)
+                var problems: [String] = []
+                if plan.contains("JIT:") { problems.append("JIT") }
+                if plan.contains("Seq Scan on posts") || plan.contains("Seq Scan on media") { problems.append("a sequential scan of a big table") }
+                if plan.contains("Hash Join") || plan.contains("Gather") { problems.append("a hash join or a parallel plan") }
+                if ListPlanTests.rowsSkipped(plan) > 2_000 { problems.append("\(ListPlanTests.rowsSkipped(plan)) rows read and thrown away") }
+                if !problems.isEmpty { failures.append("\(name): \(problems.joined(separator: ", "))\n\(plan)") }
+            }
+            return failures
+        }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n\n"))")
+    }
+
+    @Test("the server's sessions never JIT-compile")
+    func sessionsHaveNoJIT() async throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.shutdown() }
+        let jit = try await pool.query("SELECT current_setting('jit') AS jit")[0].decode(String.self, "jit")
+        #expect(jit == "off")
+    }
+
+    /// 1M posts (1,000 new authors, the first writing every tenth; 9 weather types, 5 categories and 200 regions spread
+    /// evenly; 1% hidden, 1% removed or deleted) and two images on every ninth, in copies of `posts` and `media`
+    /// that shadow the real tables on this transaction's search path. Indexes are built after the rows: far faster.
+    /// Returns the authors' ids.
+    static func seed(_ connection: PostgresConnection) throws -> [Int] {
+        let authors = try connection.query(
+            "WITH a AS (INSERT INTO accounts (display_name) SELECT 'scale ' || i FROM generate_series(1, 1000) AS i RETURNING id) SELECT id FROM a ORDER BY id"
+        ).map { try $0.decode(Int.self, "id") }
+        let ids = authors.map(String.init)
+        try connection.simpleQuery(
+            """
+            CREATE SCHEMA plan_scale;
+            CREATE TABLE plan_scale.posts (LIKE public.posts INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING IDENTITY);
+            CREATE TABLE plan_scale.media (LIKE public.media INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING IDENTITY);
+            SET LOCAL search_path = plan_scale, public;
+            """
+        )
+        try connection.execute(
+            """
+            INSERT INTO plan_scale.posts (author_id, region_id, weather_type, category, title, body, status, hidden_reason, deleted_at)
+            SELECT CASE WHEN i % 10 = 0 THEN \(authors[0]) ELSE (\(ids)::int8[])[1 + i % 1000] END,
+                   (SELECT array_agg(id) FROM (SELECT id FROM regions ORDER BY population DESC, id LIMIT 200) r)[1 + (i / 7) % 200],
+                   (ARRAY['clearSky','fewClouds','scatteredClouds','brokenClouds','showerRain','rain','thunderStorm','snow','mist'])[1 + i % 9],
+                   (ARRAY['food','place','music','outfit','activity'])[1 + (i / 9) % 5],
+                   NULL, 'post ' || i,
+                   CASE WHEN i % 100 = 17 THEN 'hidden' WHEN i % 200 = 33 THEN 'removed' ELSE 'visible' END,
+                   CASE WHEN i % 100 = 17 THEN 'reports' END,
+                   CASE WHEN i % 200 = 51 THEN now() END
+            FROM generate_series(1, \(Self.posts)) AS i
+            """
+        )
+        try connection.execute(
+            """
+            INSERT INTO plan_scale.media (owner_id, post_id, position, storage_key, width, height, byte_size, preview_byte_size, blurhash)
+            SELECT p.author_id, p.id, k, md5(p.id::text || '-' || k), 2048, 1536, 1, 1, 'LEHV6nWB2yk8pyo0adR*.7kCMdnj'
+            FROM plan_scale.posts p CROSS JOIN generate_series(0, 1) AS k WHERE p.weather_type = 'mist'
+            """
+        )
+        // The real tables' indexes, primary keys included, on the copies.
+        let definitions = try connection.query(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename IN ('posts', 'media') ORDER BY indexname"
+        ).map { try $0.decode(String.self, "indexdef") }
+        for definition in definitions {
+            // Test-only DDL from the catalog, not input.
+            let copy = definition.replacingOccurrences(of: " ON public.", with: " ON plan_scale.")
+                .replacingOccurrences(of: "CREATE UNIQUE INDEX ", with: "CREATE UNIQUE INDEX scale_")
+                .replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX scale_")
+            try connection.simpleQuery(copy)
+        }
+        try connection.simpleQuery("ANALYZE plan_scale.posts; ANALYZE plan_scale.media")
+        return authors
+    }
+}
