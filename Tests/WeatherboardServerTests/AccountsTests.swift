@@ -250,4 +250,30 @@ struct AccountsTests {
             #expect(try await server.json("DELETE", "/v1/accounts/me/blocks/nonsense", token: reader.token).status == 404)
         }
     }
+
+    @Test("a moderator's blocks hold in every list, for a blocked author's visible, hidden and removed posts alike")
+    func moderatorBlocks() async throws {
+        try await withTestServer { server in
+            let moderator = try await server.anonymousAccount()
+            try await server.grantRole("moderator", to: moderator)
+            let author = try await server.anonymousAccount()
+            let shown = try #require(try await server.createPost(author, weatherType: "snow")["id"] as? String)
+            let held = try #require(try await server.createPost(author, weatherType: "snow")["id"] as? String)
+            let decision = try await server.json("POST", "/v1/moderation/posts/\(held)/decision", token: moderator.token, ["action": "remove"])
+            #expect(decision.status == 200)
+            func listed(_ path: String) async throws -> Set<String> {
+                let page = try await server.json("GET", path, token: moderator.token)
+                #expect(page.status == 200)
+                return Set(page.items.compactMap { $0["id"] as? String }).intersection([shown, held])
+            }
+            let paths = ["/v1/posts?authorId=\(author.id)", "/v1/posts?weatherType=snow&limit=100", "/v1/posts?limit=100"]
+            for path in paths { #expect(try await listed(path) == [shown, held], "\(path) before the block") }
+            #expect(try await server.json("POST", "/v1/accounts/me/blocks", token: moderator.token, ["accountId": author.id]).status == 204)
+            for path in paths { #expect(try await listed(path).isEmpty, "\(path) after the block") }
+            // A post is still there to moderate: a moderator reads it by id.
+            #expect(try await server.json("GET", "/v1/posts/\(held)", token: moderator.token).status == 200)
+            #expect(try await server.json("DELETE", "/v1/accounts/me/blocks/\(author.id)", token: moderator.token).status == 204)
+            for path in paths { #expect(try await listed(path) == [shown, held], "\(path) after unblocking") }
+        }
+    }
 }
