@@ -29,10 +29,19 @@ public struct RegionStore: RegionProviding {
     }
 
     public func nearest(lat: Double, lon: Double) async throws -> Region? {
+        let (lat, lon) = (Self.arithmeticSafe(lat), Self.arithmeticSafe(lon))
         let rows = try await database.query(
             "SELECT \(raw: Region.columns) FROM regions ORDER BY position <-> region_position(\(lat), \(lon)) LIMIT 1"
         )
         return try rows.first.map(Region.init(row:))
+    }
+
+    /// A coordinate as PostgreSQL's float arithmetic takes it. `region_position` multiplies and takes sines, and
+    /// PostgreSQL raises "value out of range: underflow" (22003) when a product of non-zero factors rounds to zero,
+    /// as 4.9e-324 (the least subnormal double, a valid number in JSON and in a query) times π/180 does. Below a
+    /// nanodegree (0.1 mm on the ground) a coordinate is zero.
+    static func arithmeticSafe(_ degrees: Double) -> Double {
+        abs(degrees) < 1e-9 ? 0 : degrees
     }
 
     /// Where a page of search results ends: the last region's rank, population and id.

@@ -109,6 +109,33 @@ import Testing
         }
     }
 
+    @Test("coordinates too close to zero for PostgreSQL's float arithmetic (subnormal doubles) are zero, never a 500")
+    func subnormalCoordinates() async throws {
+        try await RegionTestCatalog.loaded.value
+        try await withTestServer { server in
+            let origin = try await server.json("GET", "/v1/regions/nearest?lat=0&lon=10")
+            #expect(origin.status == 200)
+            let expected = try #require(origin.object["id"] as? String)
+            for (lat, lon) in [("4.9e-324", "10"), ("-4.9e-324", "10"), ("0", "10.0000000000"), ("2.2250738585072014e-308", "10")] {
+                let nearest = try await server.json("GET", "/v1/regions/nearest?lat=\(lat)&lon=\(lon)")
+                #expect(nearest.status == 200, "\(lat),\(lon): \(nearest.text)")
+                #expect(nearest.object["id"] as? String == expected)
+                let feed = try await server.json("GET", "/v1/feed?lat=\(lat)&lon=\(lon)")
+                // This server has no weather provider: the feed's answer is that, not a database error.
+                #expect(feed.status == 503 && feed.errorCode == "weather_unavailable", "\(feed.text)")
+            }
+            let tiny = try await server.json("GET", "/v1/regions/nearest?lat=-5e-324&lon=-5e-324")
+            #expect(tiny.status == 200, "\(tiny.text)")
+            let author = try await server.anonymousAccount()
+            let created = try await server.json(
+                "POST", "/v1/posts", token: author.token,
+                ["weatherType": "clearSky", "category": "place", "body": "적도 근처", "location": ["lat": Double.leastNonzeroMagnitude, "lon": 10]]
+            )
+            #expect(created.status == 201, "\(created.text)")
+            #expect((created.object["region"] as? [String: Any])?["id"] as? String == expected)
+        }
+    }
+
     @Test func showRegion() async throws {
         try await RegionTestCatalog.loaded.value
         try await withTestServer { server in
