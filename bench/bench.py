@@ -119,8 +119,8 @@ print(f"==> routes (wrk -t1 -c{CONNS} -d{DURATION}s; pgbench -M prepared -c{CONN
 health = route("GET /healthz", "/healthz")
 route("GET /readyz", "/readyz", sql="SELECT 1;\n")
 route("GET /v1/posts/{id}", f"/v1/posts/{POST_ID}", sql=SELECT_POST, defines={"id": POST_ID})
-route("GET /v1/posts?weatherType=rain", "/v1/posts?weatherType=rain", sql=LIST_POSTS, defines={"wt": "rain"})
-route("GET /v1/posts?weatherType=mist (2 images each)", "/v1/posts?weatherType=mist", sql=LIST_POSTS, defines={"wt": "mist"})
+route("GET /v1/posts?weatherType=rain", "/v1/posts?weatherType=rain", sql=LIST_POSTS, defines={"wt": "rain", "lim": 21})
+route("GET /v1/posts?weatherType=mist (2 images each)", "/v1/posts?weatherType=mist", sql=LIST_POSTS, defines={"wt": "mist", "lim": 21})
 create_lua = lua("create", f"""
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"

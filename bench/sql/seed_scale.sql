@@ -1,0 +1,33 @@
+-- Grows the board to :target posts for bench/scale.py (psql -v target=N -v me=ID). Run again with a larger
+-- target to grow it. The mix: 1,000 authors plus :me (every 10th post is :me's, so "my posts" pages through an
+-- author with a tenth of the table), the 200 most populous regions, weather types and categories spread evenly
+-- and independently, 1% hidden, 0.5% removed, 0.5% deleted, and two images on every 'mist' post.
+\set ON_ERROR_STOP on
+INSERT INTO accounts (display_name)
+SELECT 'scale-author-' || i FROM generate_series(1, 1000 - (SELECT count(*) FROM accounts WHERE display_name LIKE 'scale-author-%')) AS i;
+
+SELECT (SELECT array_agg(id ORDER BY id) FROM accounts WHERE display_name LIKE 'scale-author-%') AS authors,
+       (SELECT array_agg(id) FROM (SELECT id FROM regions ORDER BY population DESC, id LIMIT 200) r) AS regions \gset
+
+SELECT coalesce(max(id), 0) AS start FROM posts \gset
+
+INSERT INTO posts (author_id, region_id, weather_type, category, title, body, status, hidden_reason, deleted_at, deleted_by)
+SELECT CASE WHEN i % 10 = 0 THEN :me ELSE (:'authors'::int8[])[1 + i % 1000] END,
+       (:'regions'::int8[])[1 + (i / 7) % 200],
+       (ARRAY['clearSky','fewClouds','scatteredClouds','brokenClouds','showerRain','rain','thunderStorm','snow','mist'])[1 + i % 9],
+       (ARRAY['food','place','music','outfit','activity'])[1 + (i / 9) % 5],
+       CASE WHEN i % 3 = 0 THEN NULL ELSE '비 오는 날 ' || i END,
+       '파전에 막걸리, seeded post ' || i,
+       CASE WHEN i % 100 = 17 THEN 'hidden' WHEN i % 200 = 33 THEN 'removed' ELSE 'visible' END,
+       CASE WHEN i % 100 = 17 THEN 'reports' END,
+       CASE WHEN i % 200 = 51 THEN now() END,
+       CASE WHEN i % 200 = 51 THEN :me END
+FROM generate_series((SELECT count(*) FROM posts) + 1, :target) AS i;
+
+INSERT INTO media (owner_id, post_id, position, storage_key, width, height, byte_size, preview_byte_size, blurhash, alt)
+SELECT p.author_id, p.id, k, md5(p.id::text || '-' || k), 2048, 1536, 412345, 41234, 'LEHV6nWB2yk8pyo0adR*.7kCMdnj', '창밖의 안개 ' || k
+FROM posts p CROSS JOIN generate_series(0, 1) AS k WHERE p.id > :start AND p.weather_type = 'mist';
+
+VACUUM ANALYZE posts;
+VACUUM ANALYZE media;
+ANALYZE accounts;
