@@ -78,6 +78,24 @@ struct PostgresPoolFaultTests {
         #expect(await proxy.reached(.sessionClosed))
     }
 
+    @Test("a backend killed inside a job's open transaction is replaced; the pool hands out a working connection")
+    func backendKilledInTransaction() async throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.shutdown() }
+        let url = TestDatabase.url
+        let pid = try await pool.withConnection { connection in
+            try connection.simpleQuery("BEGIN")
+            let pid = try connection.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid")
+            // Another session ends this one and waits until it is gone; the job returns with its transaction open.
+            let killer = try PostgresConnection(conninfo: url, statementTimeoutMilliseconds: 30_000)
+            defer { killer.close() }
+            #expect(try killer.query("SELECT pg_terminate_backend(\(pid)::int4, 30000) AS ok")[0].decode(Bool.self, "ok"))
+            return pid
+        }
+        #expect(try await pool.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid") != pid)
+        #expect(try await pool.query("SELECT \(7) AS n")[0].decode(Int.self, "n") == 7)
+    }
+
     @Test("past maxWaitingJobs a job fails at once as unavailable; cancelled queued jobs leave exactly their places")
     func boundedQueue() async throws {
         let pool = TestDatabase.pool(size: 1, maxWaitingJobs: 3)
