@@ -55,6 +55,7 @@ let package = Package(
                 "CLibPQ", "CivilTime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
             ],
             exclude: ["README.md"],
             swiftSettings: swiftSettings

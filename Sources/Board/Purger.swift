@@ -62,7 +62,8 @@ public struct Purger: Sendable {
         let (pass, mediaKeys) = try await database.withConnection { connection -> (Pass, [String]) in
             let locked = try connection.query("SELECT pg_try_advisory_lock(\(lockKey)) AS locked")
             guard try locked.first?.decode(Bool.self, "locked") == true else { return (Pass(ran: false, counts: [:]), []) }
-            defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(lockKey)) AS unlocked") }
+            // Released even when the pass is cancelled (a skipped unlock would keep the lock on a pooled connection).
+            defer { connection.restoreSession("SELECT pg_advisory_unlock(\(lockKey)) AS unlocked") }
             var counts: [String: Int] = [:]
             for (kind, statement) in statements() {
                 var total = 0

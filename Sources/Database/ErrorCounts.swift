@@ -9,6 +9,7 @@ final class ErrorCounts: Sendable {
         switch error.kind {
         case .connection: kind = "connection"
         case .poolTimeout: kind = "pool_timeout"
+        case .queueFull: kind = "queue_full"
         case .decoding: kind = "decoding"
         case .shutdown: kind = "shutdown"
         case .server: kind = error.isStatementTimeout ? "statement_timeout" : "server"

@@ -6,8 +6,8 @@ import Synchronization
 /// shutdown, connection), or `CancellationError` when the caller's task was cancelled.
 ///
 /// Cancellation depends on where the job is (see `cancel()`): waiting, it leaves the queue and fails at
-/// once; running alone on a connection, the server is asked to cancel it (`PostgresCancelHandle`) and the
-/// caller gets `CancellationError` when the connection is free again; sent in a pipeline, it runs to the end
+/// once; running alone on a connection, the pool's cancel thread asks the server to cancel it
+/// (`PostgresCanceller`), and the caller gets `CancellationError` when its statement has ended; sent in a pipeline, it runs to the end
 /// (cancelling it on the server could hit a neighbour in the batch) and its outcome is discarded, while the
 /// caller gets `CancellationError` at once.
 final class Job: Sendable {
@@ -37,6 +37,14 @@ final class Job: Sendable {
         var phase = Phase.new
         var cancelled = false
         var completion: Completion?
+        /// The cancel request sent while the job ran alone, which its worker settles before reusing the connection.
+        var request: CancelRequest?
+    }
+
+    /// What interrupts a job running alone: its connection's cancel object, and the thread that sends it.
+    struct Interruption: Sendable {
+        let handle: PostgresCancelHandle
+        let canceller: PostgresCanceller
     }
 
     private enum Phase {
@@ -44,8 +52,8 @@ final class Job: Sendable {
         case new
         /// In the queue, or taken by a worker that has not started it.
         case waiting
-        /// Running alone on a connection, which this handle can interrupt.
-        case running(PostgresCancelHandle?)
+        /// Running alone on a connection, which this can interrupt.
+        case running(Interruption?)
         /// Sent in a pipeline: it runs to the end.
         case sent
         /// Its outcome has been reported (or is being reported by the worker that ended it).
@@ -79,40 +87,44 @@ final class Job: Sendable {
     }
 
     /// Marks the job cancelled (`onCancel` of the caller's task). Returns true when it is waiting, and the
-    /// caller should take it out of the queue; a running job is interrupted here, a pipelined one failed.
+    /// caller should take it out of the queue; a pipelined one is failed. For a running job a cancel request
+    /// goes to the pool's cancel thread: this returns without waiting for the server, on any thread.
     func cancel() -> Bool {
-        let (dequeue, failNow): (Bool, Completion?) = state.withLock { state in
-            guard !state.cancelled else { return (false, nil) }
+        let (dequeue, failNow, interrupt): (Bool, Completion?, (CancelRequest, PostgresCanceller)?) = state.withLock { state in
+            guard !state.cancelled else { return (false, nil, nil) }
             state.cancelled = true
             switch state.phase {
             case .new, .done:
-                return (false, nil)
+                return (false, nil, nil)
             case .waiting:
-                return (true, nil)
-            case .running(let handle):
-                // Under the job's lock: the worker cannot end this job, and so cannot send another statement
-                // on the connection, until the server has taken the request. It never hits a later statement.
-                handle?.send()
-                return (false, nil)
+                return (true, nil, nil)
+            case .running(let interruption):
+                // Recorded under the job's lock: the worker that ends the job finds it, and settles it before
+                // the connection runs another statement, so a late cancel never hits one.
+                guard let interruption else { return (false, nil, nil) }
+                let request = CancelRequest(handle: interruption.handle)
+                state.request = request
+                return (false, nil, (request, interruption.canceller))
             case .sent:
                 state.phase = .done
-                return (false, state.completion)
+                return (false, state.completion, nil)
             }
         }
+        if let (request, canceller) = interrupt { canceller.submit(request) }
         failNow?.fail(CancellationError())
         return dequeue
     }
 
-    /// The worker that took the job is about to run it alone on the connection that `handle` interrupts.
+    /// The worker that took the job is about to run it alone on a connection that `interruption` interrupts.
     /// Returns its completion, or nil when it was cancelled meanwhile (it has then been failed).
-    func begin(cancel handle: PostgresCancelHandle?) -> Completion? {
+    func begin(cancel interruption: Interruption?) -> Completion? {
         let (completion, cancelled): (Completion?, Bool) = state.withLock { state in
             guard case .waiting = state.phase else { return (nil, false) }
             if state.cancelled {
                 state.phase = .done
                 return (state.completion, true)
             }
-            state.phase = .running(handle)
+            state.phase = .running(interruption)
             return (state.completion, false)
         }
         if cancelled {
@@ -122,11 +134,12 @@ final class Job: Sendable {
         return completion
     }
 
-    /// The job ran alone and left the connection; returns whether it was cancelled while it ran.
-    func end() -> Bool {
+    /// The job ran alone and left the connection; returns whether it was cancelled while it ran, and the
+    /// cancel request its worker must settle before the connection runs anything else.
+    func end() -> (cancelled: Bool, request: CancelRequest?) {
         state.withLock { state in
             state.phase = .done
-            return state.cancelled
+            return (state.cancelled, state.request)
         }
     }
 

@@ -1,5 +1,6 @@
 import DequeModule
 import Foundation
+import HeapModule
 import Synchronization
 
 /// The FIFO of jobs shared by a pool's threads, and the only clock they follow.
@@ -13,16 +14,37 @@ import Synchronization
 /// moment forward. Its target is never recomputed when jobs leave the queue, so it may wake once for a
 /// moment that no longer matters; it then finds nothing due and sleeps until the next real one, or
 /// indefinitely when the queue is empty. An idle pool has every thread blocked without a timeout.
+///
+/// At most `maxWaiting` jobs wait (`DB_QUEUE_MAX`): past it, a new job fails at once with `.queueFull`
+/// (503 `database_unavailable`), so a flood is refused instead of piling up until every job times out. No
+/// operation scans the queue: a cancelled or expired job leaves the set of waiting jobs at once and its
+/// entries in the FIFO and in the deadline heap are skipped when they come up (and dropped together when they
+/// outnumber the waiting jobs), so cancelling is O(1) and a timer wake O(log n) per job it expires.
 final class JobQueue: Sendable {
     let activeLimit: Int
     let spareAfter: UInt64
+    let maxWaiting: Int
     private let state: Mutex<State>
     /// One per worker: a parked worker waits on its own, and whoever hands it work signals it.
     private let wakeups: [DispatchSemaphore]
     private let timerWakeup = DispatchSemaphore(value: 0)
 
     fileprivate struct State {
+        /// The pool's workers.
+        let workers: Int
+        /// Jobs in arrival order; an entry whose job is no longer in `waiting` is skipped.
         var jobs: Deque<Job> = []
+        /// The jobs waiting for a worker (in `jobs`, not yet taken, cancelled or expired).
+        var waiting: Set<ObjectIdentifier> = []
+        /// Acquire deadlines, earliest first; an entry whose job is no longer in `waiting` is skipped.
+        var deadlines = Heap<Deadline>()
+        /// Jobs accepted since start (for tests: a job is in the pool's hands once this has counted it).
+        var accepted = 0
+        /// Pool threads that have left their loops (for tests).
+        var ended = 0
+        /// Tests waiting for a condition on the queue's state.
+        var watchers: [Watcher] = []
+        var nextWatcher = 0
         /// Parked workers, the one parked last at the end (it is woken first: its stack and connection are warm).
         var idle: [Int] = []
         /// Workers running jobs.
@@ -44,11 +66,12 @@ final class JobQueue: Sendable {
         var threadIDs: [Int] = []
     }
 
-    init(workers: Int, activeLimit: Int, spareAfter: UInt64) {
+    init(workers: Int, activeLimit: Int, spareAfter: UInt64, maxWaiting: Int) {
         self.activeLimit = activeLimit
         self.spareAfter = spareAfter
+        self.maxWaiting = max(1, maxWaiting)
         self.wakeups = (0..<workers).map { _ in DispatchSemaphore(value: 0) }
-        self.state = Mutex(State())
+        self.state = Mutex(State(workers: workers))
     }
 
     // MARK: Callers
@@ -60,19 +83,25 @@ final class JobQueue: Sendable {
             case wake(Int)
             case wakeTimer
             case shutdown
+            case full
             case cancelled
         }
         let step: Step = state.withLock { state in
+            defer { state.notifyWatchers() }
             if state.closed { return .shutdown }
+            if state.waiting.count >= maxWaiting { return .full }
             guard job.attach(completion) else { return .cancelled }
             state.jobs.append(job)
-            if state.busy + state.waking < activeLimit, state.waking < state.jobs.count, let worker = state.idle.popLast() {
+            state.waiting.insert(ObjectIdentifier(job))
+            state.deadlines.insert(Deadline(at: job.deadline, job: job))
+            state.accepted += 1
+            if state.busy + state.waking < activeLimit, state.waking < state.waiting.count, let worker = state.idle.popLast() {
                 state.waking += 1
                 return .wake(worker)
             }
             // The job waits: the timer must wake by its deadline, and by the standby moment if it heads the queue.
             var moment = job.deadline
-            if state.jobs.count == 1 && !state.idle.isEmpty {
+            if state.waiting.count == 1 && !state.idle.isEmpty {
                 moment = min(moment, max(job.enqueued, state.lastStandby) &+ spareAfter)
             }
             return state.timer(moment) ? .wakeTimer : .none
@@ -82,6 +111,8 @@ final class JobQueue: Sendable {
         case .wake(let worker): wakeups[worker].signal()
         case .wakeTimer: timerWakeup.signal()
         case .shutdown: completion.fail(PostgresError(kind: .shutdown, message: "the database pool is shut down"))
+        case .full:
+            completion.fail(PostgresError(kind: .queueFull, message: "\(maxWaiting) jobs are already waiting for a database connection"))
         case .cancelled: completion.fail(CancellationError())
         }
     }
@@ -90,8 +121,9 @@ final class JobQueue: Sendable {
     func cancel(_ job: Job) {
         guard job.cancel() else { return }
         let removed: Bool = state.withLock { state in
-            guard let index = state.jobs.firstIndex(where: { $0 === job }) else { return false }
-            state.jobs.remove(at: index)
+            guard state.waiting.remove(ObjectIdentifier(job)) != nil else { return false }
+            state.compact()
+            state.notifyWatchers()
             return true
         }
         // Not found: a worker has taken it and will see the cancellation before it starts, or the timer has
@@ -118,6 +150,7 @@ final class JobQueue: Sendable {
         var woken = false
         while true {
             let step: Step = state.withLock { state in
+                defer { state.notifyWatchers() }
                 if woken {
                     state.waking -= 1
                     state.wakeCount += 1
@@ -131,7 +164,7 @@ final class JobQueue: Sendable {
                 }
                 if let batch = state.take(limit: limit, activeLimit: activeLimit, spareAfter: spareAfter) {
                     var wake: Int?
-                    if !state.jobs.isEmpty, state.busy + state.waking < activeLimit, let other = state.idle.popLast() {
+                    if !state.waiting.isEmpty, state.busy + state.waking < activeLimit, let other = state.idle.popLast() {
                         state.waking += 1
                         wake = other
                     }
@@ -140,7 +173,7 @@ final class JobQueue: Sendable {
                 if state.closed { return .stop }
                 state.idle.append(worker)
                 // A standby is free now: the timer must call it in if the queue stops moving.
-                guard let head = state.jobs.first else { return .park(wakeTimer: false) }
+                guard let head = state.head() else { return .park(wakeTimer: false) }
                 return .park(wakeTimer: state.timer(max(head.enqueued, state.lastStandby) &+ spareAfter))
             }
             finished = nil
@@ -168,29 +201,27 @@ final class JobQueue: Sendable {
         var woken = false
         while true {
             let (expired, standby, target, open): ([Job], Int?, UInt64, Bool) = state.withLock { state in
+                defer { state.notifyWatchers() }
                 state.timerSignalled = false
                 if woken { state.wakeCount += 1 }
                 guard !state.closed else { return ([], nil, .max, false) }
                 let now = DispatchTime.now().uptimeNanoseconds
                 var expired: [Job] = []
-                if state.jobs.contains(where: { $0.deadline <= now }) {
-                    var kept: Deque<Job> = []
-                    for job in state.jobs {
-                        if job.deadline <= now { expired.append(job) } else { kept.append(job) }
-                    }
-                    state.jobs = kept
+                while let earliest = state.deadlines.min, earliest.at <= now {
+                    let job = state.deadlines.removeMin().job
+                    if state.waiting.remove(ObjectIdentifier(job)) != nil { expired.append(job) }
                 }
+                if !expired.isEmpty { state.compact() }
                 var standby: Int?
-                if let head = state.jobs.first, state.busy + state.waking >= activeLimit,
+                if let head = state.head(), state.busy + state.waking >= activeLimit,
                     now >= max(head.enqueued, state.lastStandby) &+ spareAfter, let worker = state.idle.popLast()
                 {
                     state.waking += 1
                     state.lastStandby = now
                     standby = worker
                 }
-                var target = UInt64.max
-                for job in state.jobs { target = min(target, job.deadline) }
-                if let head = state.jobs.first, !state.idle.isEmpty {
+                var target = state.earliestDeadline() ?? .max
+                if let head = state.head(), !state.idle.isEmpty {
                     target = min(target, max(head.enqueued, state.lastStandby) &+ spareAfter)
                 }
                 state.timerTarget = target
@@ -217,9 +248,12 @@ final class JobQueue: Sendable {
     func close() {
         let (failed, idle): ([Job], [Int]) = state.withLock { state in
             guard !state.closed else { return ([], []) }
+            defer { state.notifyWatchers() }
             state.closed = true
-            let failed = Array(state.jobs)
+            let failed = Array(state.jobs.filter { state.waiting.contains(ObjectIdentifier($0)) })
             state.jobs.removeAll()
+            state.waiting.removeAll()
+            state.deadlines = Heap()
             let idle = state.idle
             state.idle.removeAll()
             state.waking += idle.count
@@ -239,42 +273,164 @@ final class JobQueue: Sendable {
     }
 
     var usage: (inUse: Int, waiting: Int) {
-        state.withLock { ($0.busy, $0.jobs.count) }
+        state.withLock { ($0.busy, $0.waiting.count) }
     }
 
     // MARK: Tests
 
     /// A pool thread has started (its kernel thread id, for tests).
     func started(threadID: Int) {
-        state.withLock { $0.threadIDs.append(threadID) }
+        state.withLock { state in
+            state.threadIDs.append(threadID)
+            state.notifyWatchers()
+        }
+    }
+
+    /// A pool thread has left its loop (its last step; for tests).
+    func ended() {
+        state.withLock { state in
+            state.ended += 1
+            state.notifyWatchers()
+        }
+    }
+
+    /// What tests wait for: a snapshot of the queue's state.
+    struct Observation: Sendable {
+        var inUse: Int
+        var waiting: Int
+        /// Jobs accepted since start.
+        var accepted: Int
+        var threadsStarted: Int
+        var threadsEnded: Int
+        /// Every thread blocked without a timeout (see `rest`).
+        var atRest: Bool
+    }
+
+    var observation: Observation {
+        state.withLock { $0.observation }
+    }
+
+    /// Returns true once `condition` holds of the queue's state (checked now and after each change), false
+    /// when the task is cancelled first (for tests).
+    func waitUntil(_ condition: @escaping @Sendable (Observation) -> Bool) async -> Bool {
+        let id = state.withLock { state in
+            state.nextWatcher += 1
+            return state.nextWatcher
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                // Under the lock, so a cancellation either comes before (and is seen here) or finds the watcher.
+                let ready: Bool? = state.withLock { state in
+                    if condition(state.observation) { return true }
+                    if Task.isCancelled { return false }
+                    state.watchers.append(Watcher(id: id, condition: condition, continuation: continuation))
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            let watcher: Watcher? = state.withLock { state in
+                guard let index = state.watchers.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.watchers.remove(at: index)
+            }
+            watcher?.continuation.resume(returning: false)
+        }
     }
 
     /// What tests check of an idle pool: how often its threads came back from waiting, whether every thread
     /// is blocked without a timeout (all workers parked, the timer without a target), and the thread ids.
     var rest: (wakeCount: Int, atRest: Bool, threadIDs: [Int]) {
         state.withLock { state in
-            let atRest = state.idle.count == wakeups.count && state.waking == 0 && state.busy == 0 && state.timerTarget == .max
-                && !state.timerSignalled
-            return (state.wakeCount, atRest, state.threadIDs)
+            (state.wakeCount, state.observation.atRest, state.threadIDs)
         }
     }
+}
+
+/// A job's acquire deadline in the timer's heap.
+private struct Deadline: Comparable {
+    let at: UInt64
+    let job: Job
+
+    static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.at < rhs.at }
+    static func == (lhs: Deadline, rhs: Deadline) -> Bool { lhs.at == rhs.at }
+}
+
+private struct Watcher {
+    let id: Int
+    let condition: @Sendable (JobQueue.Observation) -> Bool
+    let continuation: CheckedContinuation<Bool, Never>
 }
 
 extension JobQueue.State {
     /// Whether a free worker should take the head job now, and the jobs it takes.
     fileprivate mutating func take(limit: Int, activeLimit: Int, spareAfter: UInt64) -> [Job]? {
-        guard let head = jobs.first else { return nil }
+        guard let head = head() else { return nil }
         guard busy < activeLimit || DispatchTime.now().uptimeNanoseconds >= head.enqueued &+ spareAfter else { return nil }
         let freeSlots = max(1, activeLimit - busy)
-        let share = (jobs.count + freeSlots - 1) / freeSlots
+        let share = (waiting.count + freeSlots - 1) / freeSlots
         busy += 1
-        var batch = [jobs.removeFirst()]
+        var batch = [removeHead()]
         if batch[0].statement != nil {
-            while batch.count < min(limit, share), let job = jobs.first, job.statement != nil {
-                batch.append(jobs.removeFirst())
+            while batch.count < min(limit, share), let job = self.head(), job.statement != nil {
+                batch.append(removeHead())
             }
         }
+        // Taken jobs leave their deadlines behind in the heap.
+        compact()
         return batch
+    }
+
+    /// The oldest waiting job, once the entries of jobs that left the queue before it are dropped.
+    fileprivate mutating func head() -> Job? {
+        while let first = jobs.first, !waiting.contains(ObjectIdentifier(first)) { jobs.removeFirst() }
+        return jobs.first
+    }
+
+    /// Takes the head job (`head()` returned it) out of the queue.
+    private mutating func removeHead() -> Job {
+        let job = jobs.removeFirst()
+        waiting.remove(ObjectIdentifier(job))
+        return job
+    }
+
+    /// The earliest deadline of a waiting job, once the entries of jobs that left the queue are dropped.
+    fileprivate mutating func earliestDeadline() -> UInt64? {
+        while let earliest = deadlines.min, !waiting.contains(ObjectIdentifier(earliest.job)) { _ = deadlines.removeMin() }
+        return deadlines.min?.at
+    }
+
+    /// Drops the entries of jobs that left the queue once they outnumber the waiting jobs: each removal is
+    /// then paid for by the removals that made it necessary, and neither structure outgrows the bound by much.
+    fileprivate mutating func compact() {
+        let limit = 2 * waiting.count + 64
+        if jobs.count > limit {
+            jobs = jobs.filter { waiting.contains(ObjectIdentifier($0)) }
+        }
+        if deadlines.count > limit {
+            deadlines = Heap(deadlines.unordered.filter { waiting.contains(ObjectIdentifier($0.job)) })
+        }
+    }
+
+    fileprivate var observation: JobQueue.Observation {
+        JobQueue.Observation(
+            inUse: busy,
+            waiting: waiting.count,
+            accepted: accepted,
+            threadsStarted: threadIDs.count,
+            threadsEnded: ended,
+            atRest: idle.count == workers && waking == 0 && busy == 0 && timerTarget == .max && !timerSignalled
+        )
+    }
+
+    /// Resumes the tests whose condition now holds (nothing to do outside tests).
+    fileprivate mutating func notifyWatchers() {
+        guard !watchers.isEmpty else { return }
+        let now = observation
+        watchers.removeAll { watcher in
+            guard watcher.condition(now) else { return false }
+            watcher.continuation.resume(returning: true)
+            return true
+        }
     }
 
     /// Brings the timer's next wake-up forward to `moment` if it is earlier; true when the timer must be

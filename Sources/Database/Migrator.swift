@@ -82,11 +82,22 @@ public struct Migrator: Sendable {
     }
 
     static func apply(_ migrations: [Migration], on connection: PostgresConnection, logger: Logger) throws -> Outcome {
-        // Migrations may legitimately run longer than a request's statement timeout.
+        // Migrations may legitimately run longer than a request's statement timeout. The session's own values
+        // are put back afterwards (RESET would go to the server's defaults, not to the pool's), and the lock
+        // released, even when the run is cancelled or fails (`restoreSession`).
+        let saved = try connection.query(
+            "SELECT current_setting('statement_timeout') AS statement_timeout, current_setting('lock_timeout') AS lock_timeout"
+        )[0]
+        let statementTimeout = try saved.decode(String.self, "statement_timeout")
+        let lockTimeout = try saved.decode(String.self, "lock_timeout")
         try connection.simpleQuery("SET statement_timeout = 0; SET lock_timeout = 0")
-        defer { try? connection.simpleQuery("RESET statement_timeout; RESET lock_timeout") }
+        defer {
+            connection.restoreSession(
+                "SELECT set_config('statement_timeout', \(statementTimeout), false), set_config('lock_timeout', \(lockTimeout), false)"
+            )
+        }
         try connection.query("SELECT pg_advisory_lock(\(lockKey))")
-        defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(lockKey))") }
+        defer { connection.restoreSession("SELECT pg_advisory_unlock(\(lockKey))") }
 
         try connection.simpleQuery("""
             CREATE TABLE IF NOT EXISTS schema_migrations (

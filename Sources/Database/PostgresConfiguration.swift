@@ -24,6 +24,9 @@ public struct PostgresConfiguration: Sendable {
     /// Fewer busy connections mean deeper pipelines and fewer PostgreSQL processes competing for the CPU.
     public var activeConnections: Int
     public var spareAfterMilliseconds: Int
+    /// Jobs that may wait for a connection at once (`DB_QUEUE_MAX`). One more fails at once with
+    /// `.queueFull` (503 `database_unavailable`): past this many, waiting only turns into a pool timeout later.
+    public var maxWaitingJobs: Int
 
     public init(
         conninfo: String,
@@ -34,7 +37,8 @@ public struct PostgresConfiguration: Sendable {
         reconnectBackoffMilliseconds: Int = 250,
         pipelineDepth: Int = 8,
         activeConnections: Int? = nil,
-        spareAfterMilliseconds: Int = 10
+        spareAfterMilliseconds: Int = 10,
+        maxWaitingJobs: Int = 1000
     ) {
         self.conninfo = conninfo
         self.poolSize = max(1, poolSize)
@@ -45,5 +49,6 @@ public struct PostgresConfiguration: Sendable {
         self.pipelineDepth = min(64, max(1, pipelineDepth))
         self.activeConnections = min(self.poolSize, max(1, activeConnections ?? ProcessInfo.processInfo.activeProcessorCount))
         self.spareAfterMilliseconds = max(1, spareAfterMilliseconds)
+        self.maxWaitingJobs = max(1, maxWaitingJobs)
     }
 }

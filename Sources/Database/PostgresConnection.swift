@@ -10,7 +10,7 @@ public final class PostgresConnection {
     private var handle: OpaquePointer?
     /// Prepared statements by SQL text. Each distinct SQL is prepared once per connection.
     private var statements: [String: PreparedStatement] = [:]
-    /// Lets another thread cancel the statement this connection is running (see `Job.cancel`).
+    /// Lets the pool's cancel thread cancel the statement this connection is running (see `Job.cancel`).
     private(set) var cancelHandle: PostgresCancelHandle?
     /// The pool's closure job running on this connection, whose cancellation fails the statements it starts.
     var runningJob: Job?
@@ -63,8 +63,7 @@ public final class PostgresConnection {
     }
 
     public func close() {
-        // First, so no cancel request can go to a backend that is being closed.
-        cancelHandle?.free()
+        // A cancel request on its way keeps its own reference; one sent after this finds no backend to cancel.
         cancelHandle = nil
         if let handle {
             PQfinish(handle)
@@ -102,8 +101,25 @@ public final class PostgresConnection {
     /// Runs a parameterized statement (prepared once per connection) and returns its rows.
     @discardableResult
     public func query(_ query: SQLQuery) throws -> PostgresRows {
-        guard let handle else { throw PostgresError(kind: .connection, message: "connection is closed") }
         try checkCancelled()
+        return try run(query)
+    }
+
+    /// Runs a statement that undoes session state a job set (`pg_advisory_unlock`, a setting), even when the
+    /// job has been cancelled: unlike `query`, it cannot be skipped. When it fails the connection is closed,
+    /// because ending the session is the one undo that cannot fail (the pool replaces the connection), so
+    /// the state never stays on a pooled connection.
+    public func restoreSession(_ query: SQLQuery) {
+        guard handle != nil else { return }
+        do {
+            _ = try run(query)
+        } catch {
+            close()
+        }
+    }
+
+    private func run(_ query: SQLQuery) throws -> PostgresRows {
+        guard let handle else { throw PostgresError(kind: .connection, message: "connection is closed") }
         let statement = try prepared(query, handle: handle)
         let binds = query.binds
         let result: OpaquePointer? = statement.name.withCString { cName in
@@ -205,10 +221,11 @@ public final class PostgresConnection {
         try self.query(query).affectedRows
     }
 
-    /// Runs `body` in a transaction: COMMIT when it returns, ROLLBACK when it throws.
+    /// Runs `body` in a READ COMMITTED transaction: COMMIT when it returns, ROLLBACK when it throws (a ROLLBACK
+    /// that fails leaves the session in its transaction, and the pool then closes the connection).
     @discardableResult
-    public func transaction<T>(isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T) throws -> T {
-        try simpleQuery(isolation == .readCommitted ? "BEGIN" : "BEGIN ISOLATION LEVEL \(isolation.rawValue)")
+    public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try simpleQuery("BEGIN")
         let value: T
         do {
             value = try body(self)
@@ -218,12 +235,6 @@ public final class PostgresConnection {
         }
         try simpleQuery("COMMIT")
         return value
-    }
-
-    public enum IsolationLevel: String, Sendable {
-        case readCommitted = "READ COMMITTED"
-        case repeatableRead = "REPEATABLE READ"
-        case serializable = "SERIALIZABLE"
     }
 
     /// Runs fixed SQL text without parameters, possibly several statements (migrations, BEGIN/COMMIT).

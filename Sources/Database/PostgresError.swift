@@ -6,6 +6,8 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         case connection
         /// No pool connection became free before the caller's deadline.
         case poolTimeout
+        /// `PostgresConfiguration.maxWaitingJobs` jobs were already waiting for a connection: refused at once.
+        case queueFull
         /// The server rejected or failed the statement; see `sqlState`.
         case server
         /// A column could not be decoded into the requested Swift type.
@@ -33,13 +35,12 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public var isUniqueViolation: Bool { sqlState == "23505" }
     public var isForeignKeyViolation: Bool { sqlState == "23503" }
     public var isStatementTimeout: Bool { sqlState == "57014" }
-    public var isSerializationFailure: Bool { sqlState == "40001" || sqlState == "40P01" }
 
     /// True when the failure is about the database being unreachable, overloaded or too slow, rather than
     /// about the statement itself: the HTTP layer answers these with 503 `database_unavailable`.
     public var isUnavailable: Bool {
         switch kind {
-        case .connection, .poolTimeout, .shutdown: return true
+        case .connection, .poolTimeout, .queueFull, .shutdown: return true
         case .decoding: return false
         case .server:
             guard let state = sqlState else { return false }

@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// Callers never block Swift's cooperative pool: `withConnection` suspends the calling task, a pool thread
 /// runs the closure (blocking in libpq there), and the task resumes with the result. When every connection
-/// is busy, callers wait in a FIFO queue until `acquireTimeoutMilliseconds`, then fail with `.poolTimeout`.
+/// is busy, callers wait in a FIFO queue until `acquireTimeoutMilliseconds`, then fail with `.poolTimeout`; when
+/// `maxWaitingJobs` already wait, a new caller fails at once with `.queueFull`.
 ///
 /// Under load, single statements (`query`, `execute`) that queued behind busy connections go to PostgreSQL
 /// several at a time as one pipeline, and only `activeConnections` connections work at once while the queue
@@ -15,10 +16,12 @@ import Synchronization
 /// one; an idle pool has all its threads blocked without a timeout (see `JobQueue`).
 ///
 /// A caller whose task is cancelled gets `CancellationError`: a job still waiting leaves the queue at once
-/// without using a connection; a statement running alone is cancelled on the server (`PQcancel`) and the
-/// connection stays in the pool; a statement already sent in a pipeline runs to the end and its outcome is
-/// discarded (cancelling it on the server could hit another statement of the batch). In a `withConnection`
-/// closure, the running statement is cancelled and the ones after it fail at once, so a transaction rolls back.
+/// without using a connection; a statement running alone is cancelled on the server (`PQcancel`, sent by the
+/// pool's cancel thread, so the cancelling task never waits for the server) and the connection stays in the
+/// pool, or is closed when the request could not be delivered within the connect timeout; a statement already
+/// sent in a pipeline runs to the end and its outcome is discarded (cancelling it on the server could hit
+/// another statement of the batch). In a `withConnection` closure, the running statement is cancelled and the
+/// ones after it fail at once, so a transaction rolls back.
 ///
 /// Broken connections are noticed (before each use, and after any failure) and replaced lazily, so the
 /// pool heals by itself after PostgreSQL restarts. While the database is down, each worker retries at most
@@ -28,7 +31,10 @@ import Synchronization
 public final class PostgresPool: Sendable {
     public let configuration: PostgresConfiguration
     let queue: JobQueue
+    private let canceller = PostgresCanceller()
     private let threads: Mutex<[PoolThread]>
+    /// The cancel thread, apart: it may be blocked in `PQcancel` for good, so it is joined only when idle.
+    private let cancelThread: Mutex<PoolThread?>
     private let errors = ErrorCounts()
     private let statements = StatementCounter()
 
@@ -37,31 +43,46 @@ public final class PostgresPool: Sendable {
         let queue = JobQueue(
             workers: configuration.poolSize,
             activeLimit: configuration.activeConnections,
-            spareAfter: UInt64(configuration.spareAfterMilliseconds) * 1_000_000
+            spareAfter: UInt64(configuration.spareAfterMilliseconds) * 1_000_000,
+            maxWaiting: configuration.maxWaitingJobs
         )
         self.queue = queue
         // The threads hold the queue, never the pool, so a pool nobody holds any more is released (and ends them).
         var threads: [PoolThread] = []
+        let canceller = self.canceller
         for index in 0..<configuration.poolSize {
-            let worker = Worker(index: index, configuration: configuration, queue: queue, statements: statements, logger: logger)
+            let worker = Worker(
+                index: index, configuration: configuration, queue: queue, statements: statements, canceller: canceller, logger: logger
+            )
             let thread = PoolThread.start(name: "db-\(index)") {
                 queue.started(threadID: currentThreadID())
                 worker.run()
+                queue.ended()
             }
             if let thread { threads.append(thread) } else { logger.error("cannot start a database pool thread", metadata: ["worker": "\(index)"]) }
         }
         let timer = PoolThread.start(name: "db-timer") {
             queue.started(threadID: currentThreadID())
             queue.runTimer()
+            queue.ended()
         }
         if let timer { threads.append(timer) } else { logger.error("cannot start the database pool's timer thread") }
         self.threads = Mutex(threads)
+        let cancelThread = PoolThread.start(name: "db-cancel") {
+            queue.started(threadID: currentThreadID())
+            canceller.run()
+            queue.ended()
+        }
+        if cancelThread == nil { logger.error("cannot start the database pool's cancel thread") }
+        self.cancelThread = Mutex(cancelThread)
     }
 
     deinit {
         // Nobody can queue work any more: the threads end after their current jobs, joined by nobody.
         queue.close()
+        _ = canceller.close()
         for thread in threads.withLock({ $0 }) { thread.detach() }
+        cancelThread.withLock { $0?.detach() }
     }
 
     /// Runs `body` with a connection on a pool thread. The closure is synchronous and may run many statements.
@@ -131,14 +152,11 @@ public final class PostgresPool: Sendable {
 
     /// Runs `body` in a transaction on one connection: COMMIT when it returns, ROLLBACK when it throws.
     @discardableResult
-    public func transaction<T: Sendable>(
-        isolation: PostgresConnection.IsolationLevel = .readCommitted,
-        _ body: @escaping @Sendable (PostgresConnection) throws -> T
-    ) async throws -> T {
-        try await withConnection { try $0.transaction(isolation: isolation, body) }
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        try await withConnection { try $0.transaction(body) }
     }
 
-    /// Failed statements and connection problems since start, by kind (`connection`, `pool_timeout`,
+    /// Failed statements and connection problems since start, by kind (`connection`, `pool_timeout`, `queue_full`,
     /// `statement_timeout`, `server`, `decoding`, `shutdown`), for `/metrics`.
     public var errorCounts: [String: Int] { errors.snapshot() }
 
@@ -164,6 +182,11 @@ public final class PostgresPool: Sendable {
         for thread in threads {
             // Called from a job on one of the pool's own threads: that one ends when the job returns.
             if thread.isCurrent { thread.detach() } else { thread.join() }
+        }
+        // After the workers: one of them may still be waiting for a cancel request to be delivered.
+        let idle = canceller.close()
+        if let thread = cancelThread.withLock({ thread in defer { thread = nil }; return thread }) {
+            if idle { thread.join() } else { thread.detach() }
         }
     }
 }

@@ -10,6 +10,7 @@ struct Worker: Sendable {
     let configuration: PostgresConfiguration
     let queue: JobQueue
     let statements: StatementCounter
+    let canceller: PostgresCanceller
     let logger: Logger
 
     /// Takes jobs until the queue is closed, then closes the connection.
@@ -20,37 +21,62 @@ struct Worker: Sendable {
         while case let batch = queue.next(worker: index, limit: configuration.pipelineDepth, finished: pipelined), !batch.isEmpty {
             pipelined = 0
             guard let usable = usableConnection(&connection, retryAfter: &retryAfter, failing: batch) else { continue }
+            var cancelSettled = true
             if batch.count == 1 {
-                runAlone(batch[0], on: usable)
+                cancelSettled = runAlone(batch[0], on: usable)
             } else {
                 pipelined = runPipelined(batch, on: usable)
             }
-            if !usable.isOpen {
+            if !cancelSettled {
+                logger.warning("a cancel request did not reach the database in time; closing the connection", metadata: ["worker": "\(index)"])
+                usable.close()
+                connection = nil
+            } else if !usable.isOpen {
                 logger.warning("database connection lost; it will be replaced", metadata: ["worker": "\(index)"])
                 connection = nil
-            } else if !usable.isIdle {
-                // A closure left a transaction open: never hand such a session to the next caller.
-                try? usable.simpleQuery("ROLLBACK")
+            } else if !usable.isIdle && !rolledBack(usable) {
+                // Its session state is unknown (a transaction may still be open): never hand it to the next caller.
+                logger.warning("ROLLBACK failed; closing the connection", metadata: ["worker": "\(index)"])
+                usable.close()
+                connection = nil
             }
         }
         connection?.close()
     }
 
+    /// Ends the transaction a job left open; true when the session is idle again.
+    private func rolledBack(_ connection: PostgresConnection) -> Bool {
+        do {
+            try connection.simpleQuery("ROLLBACK")
+        } catch {
+            return false
+        }
+        return connection.isIdle
+    }
+
     /// Runs one job on the connection; a cancellation while it runs interrupts its statement on the server.
-    private func runAlone(_ job: Job, on connection: PostgresConnection) {
-        guard let completion = job.begin(cancel: connection.cancelHandle) else { return }
+    /// Returns false when a cancel request could not be confirmed delivered: the connection must then be closed.
+    private func runAlone(_ job: Job, on connection: PostgresConnection) -> Bool {
+        let interruption = connection.cancelHandle.map { Job.Interruption(handle: $0, canceller: canceller) }
+        guard let completion = job.begin(cancel: interruption) else { return true }
+        let ended: (cancelled: Bool, request: CancelRequest?)
         switch completion {
         case .rows(let complete):
             let result = Result { try connection.query(job.statement ?? "") }
-            let cancelled = job.end()
-            complete(cancelled && result.failed ? .failure(CancellationError()) : result)
+            ended = job.end()
+            complete(ended.cancelled && result.failed ? .failure(CancellationError()) : result)
         case .closure(let run, _):
             // Statements the closure starts after a cancellation fail at once (`PostgresConnection.checkCancelled`).
             connection.runningJob = job
             let report = run(connection)
             connection.runningJob = nil
-            report(job.end())
+            ended = job.end()
+            report(ended.cancelled)
         }
+        // A cancel request still on its way could hit the next statement: wait for it, as long as a connection
+        // attempt may take, before the connection runs anything else.
+        guard let request = ended.request else { return true }
+        return request.settle(timeout: UInt64(max(1, configuration.connectTimeoutSeconds)) * 1_000_000_000, canceller: canceller)
     }
 
     /// Sends the statements as one pipeline; returns how many went (0 when fewer than two).

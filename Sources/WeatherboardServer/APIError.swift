@@ -6,7 +6,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     public var status: HTTPResponse.Status
     public var code: String
     public var message: String
-    /// Seconds, for 429 `Retry-After`.
+    /// Seconds, for `Retry-After` (429, and the 503s a client may simply retry).
     public var retryAfter: Int?
 
     public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, retryAfter: Int? = nil) {
@@ -25,7 +25,10 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     public static func notFound(_ what: String = "resource") -> APIError { .init(.notFound, "not_found", "\(what) not found") }
     public static let unauthenticated = APIError(.unauthorized, "unauthenticated", "a valid bearer token is required")
     public static func forbidden(_ message: String = "you may not do this") -> APIError { .init(.forbidden, "forbidden", message) }
-    public static let databaseUnavailable = APIError(.serviceUnavailable, "database_unavailable", "the database is unavailable; try again shortly")
+    /// A full connection queue, a pool timeout or a reconnecting pool: each clears within seconds.
+    public static let databaseUnavailable = APIError(
+        .serviceUnavailable, "database_unavailable", "the database is unavailable; try again shortly", retryAfter: 1
+    )
     public static let bodyTooLarge = APIError(
         .contentTooLarge, "payload_too_large", "the request body is larger than \(AppRequestContext.maxBodyBytes / 1024) KiB"
     )

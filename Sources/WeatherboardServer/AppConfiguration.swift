@@ -13,6 +13,9 @@ public struct AppConfiguration: Sendable {
     public var dbStatementTimeoutMilliseconds: Int = 5000
     /// Single statements sent to PostgreSQL together when every connection is busy (1 = off).
     public var dbPipelineDepth: Int = 8
+    /// `DB_QUEUE_MAX`: requests' database jobs that may wait for a connection at once; one more answers 503
+    /// `database_unavailable` at once instead of waiting to time out.
+    public var dbQueueMax: Int = 1000
     public var weatherProvider: String = "open-meteo"
     public var weatherBaseURL: String?
     public var openWeatherMapAPIKey: String?
@@ -74,6 +77,7 @@ public struct AppConfiguration: Sendable {
         if let v = try int("DB_POOL_SIZE", 1...256) { dbPoolSize = v }
         if let v = try int("DB_STATEMENT_TIMEOUT_MS", 1...3_600_000) { dbStatementTimeoutMilliseconds = v }
         if let v = try int("DB_PIPELINE_DEPTH", 1...64) { dbPipelineDepth = v }
+        if let v = try int("DB_QUEUE_MAX", 1...1_000_000) { dbQueueMax = v }
         if let v = string("WEATHER_PROVIDER") {
             guard ["open-meteo", "openweathermap", "kma", "none"].contains(v) else {
                 throw ConfigurationError("WEATHER_PROVIDER must be open-meteo, openweathermap, kma or none, got '\(v)'")

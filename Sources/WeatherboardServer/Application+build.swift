@@ -72,7 +72,8 @@ public struct AppDependencies: Sendable {
                 conninfo: configuration.databaseURL,
                 poolSize: configuration.dbPoolSize,
                 statementTimeoutMilliseconds: configuration.dbStatementTimeoutMilliseconds,
-                pipelineDepth: configuration.dbPipelineDepth
+                pipelineDepth: configuration.dbPipelineDepth,
+                maxWaitingJobs: configuration.dbQueueMax
             ),
             logger: logger
         )

@@ -1,4 +1,4 @@
-import Database
+@testable import Database
 import Foundation
 import Logging
 import Testing
@@ -75,6 +75,36 @@ struct MigratorTests {
             let recorded = try await pool.query("SELECT count(*) AS n FROM schema_migrations")[0].decode(Int.self, "n")
             #expect(gone)
             #expect(recorded == 0)
+        }
+    }
+
+    @Test("a run cancelled while it holds the migration lock releases it at once and puts the session's timeouts back")
+    func cancelledRunReleasesLock() async throws {
+        try await TestDatabase.withScratchDatabase { url in
+            // Advisory locks belong to a database: every session here is on the scratch one.
+            let pool = TestDatabase.pool(size: 1, statementTimeoutMilliseconds: 4000, url: url)
+            let observer = TestDatabase.pool(size: 1, url: url)
+            let holder = TestDatabase.pool(size: 1, url: url)
+            let other = TestDatabase.pool(size: 1, url: url)
+            defer {
+                for pool in [pool, observer, holder, other] { pool.shutdown() }
+            }
+            let blocker = Int.random(in: 2_000_001...3_000_000)
+            _ = try await holder.query("SELECT pg_advisory_lock(\(blocker))")
+            let signal = try await StartSignal.arm(pool, observer: observer)
+            // The migration starts (releasing the signal), then waits for a lock the test holds.
+            let waiting = Migrator.Migration(
+                version: 1, name: "0001_waits.sql", sql: "SELECT pg_advisory_unlock(\(signal.key)); SELECT pg_advisory_xact_lock(\(blocker));"
+            )
+            let run = Task { try await Migrator(migrations: [waiting]).run(on: pool, logger: logger) }
+            try await signal.started()
+            run.cancel()
+            await #expect(throws: CancellationError.self) { try await run.value }
+            // Another instance takes the migration lock at once: the cancelled run left it on no pooled connection.
+            #expect(try await other.query("SELECT pg_try_advisory_lock(\(Migrator.lockKey)) AS locked")[0].decode(Bool.self, "locked"))
+            // The pool's connection has its own statement timeout again, not the migration's 0 (nor the server default).
+            #expect(try await pool.query("SELECT current_setting('statement_timeout') AS t")[0].decode(String.self, "t") == "4s")
+            _ = try await holder.query("SELECT pg_advisory_unlock(\(blocker))")
         }
     }
 

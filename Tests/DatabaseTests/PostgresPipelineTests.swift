@@ -1,4 +1,4 @@
-import Database
+@testable import Database
 import Foundation
 import Testing
 
@@ -119,26 +119,17 @@ struct ParkedConnection {
 
     static func park(_ pool: PostgresPool) async throws -> ParkedConnection {
         let lock = try await HeldAdvisoryLock.acquire()
-        let parked = Task { [key = lock.key] in try await pool.query("SELECT pg_advisory_lock(\(key))") }
-        do {
-            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
-            while pool.usage.inUse < 1, ContinuousClock.now < deadline { await Task.yield() }
-        }
+        let parked = await occupy(pool) { [key = lock.key] in try $0.query("SELECT pg_advisory_lock(\(key))") }
         return ParkedConnection(pool: pool, lock: lock, parked: parked)
     }
 
-    /// Starts `work` and returns once it waits in the pool's queue, so jobs queue in the order given.
+    /// Starts `work` and returns once the pool has accepted its job, so jobs queue in the order given (the job
+    /// may already have been taken by a standby connection: either way it is in the pool's hands).
     func queue<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async -> Task<T, any Error> {
-        let before = pool.usage
+        let before = pool.queue.observation.accepted
         let task = Task { try await work() }
-        // Queued, or (on a loaded machine, after `spareAfter`) already taken by a standby connection: either
-        // way it is in the pool's hands. Bounded, so a test can fail but never hang.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            let now = pool.usage
-            if now.waiting > before.waiting || now.inUse > before.inUse { break }
-            await Task.yield()
-        }
+        let accepted = await pool.reached { $0.accepted > before }
+        #expect(accepted, "the pool never accepted the job")
         return task
     }
 

@@ -33,8 +33,9 @@ struct PostgresPoolSchedulingTests {
             observer.shutdown()
         }
         let pid = try await pool.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid")
-        let sleeper = Task { try await pool.query("SELECT pg_sleep(30)") }
-        try await waitUntilBackend(pid, of: observer, isIn: "PgSleep")
+        let signal = try await StartSignal.arm(pool, observer: observer)
+        let sleeper = Task { try await pool.query("SELECT pg_advisory_unlock(\(signal.key)), pg_sleep(30)") }
+        try await signal.started()
         let clock = ContinuousClock()
         let start = clock.now
         sleeper.cancel()
@@ -44,7 +45,7 @@ struct PostgresPoolSchedulingTests {
         // Same connection, same session, still usable; the cancel is not counted as a statement timeout.
         #expect(try await pool.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid") == pid)
         #expect(pool.errorCounts["statement_timeout"] == nil)
-        #expect(pool.usage.inUse == 0)
+        #expect(await pool.reached { $0.inUse == 0 })
     }
 
     @Test("a cancelled transaction is interrupted on the server and rolled back; its later statements never run")
@@ -58,15 +59,16 @@ struct PostgresPoolSchedulingTests {
         let table = "cancel_tx_\(UInt32.random(in: 0...UInt32.max))"
         try await pool.withConnection { try $0.simpleQuery("CREATE TABLE \(table) (n int8 NOT NULL)") }
         let pid = try await pool.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid")
+        let signal = try await StartSignal.arm(pool, observer: observer)
         let transaction = Task {
             try await pool.transaction { connection in
                 try connection.execute("INSERT INTO \(raw: table) (n) VALUES (\(1))")
                 // The cancellation interrupts this; were the error swallowed, the next insert would fail at once.
-                _ = try? connection.query("SELECT pg_sleep(30)")
+                _ = try? connection.query("SELECT pg_advisory_unlock(\(signal.key)), pg_sleep(30)")
                 try connection.execute("INSERT INTO \(raw: table) (n) VALUES (\(2))")
             }
         }
-        try await waitUntilBackend(pid, of: observer, isIn: "PgSleep")
+        try await signal.started()
         transaction.cancel()
         await #expect(throws: CancellationError.self) { try await transaction.value }
         #expect(try await observer.query("SELECT count(*) AS n FROM \(raw: table)")[0].decode(Int.self, "n") == 0)
@@ -103,16 +105,17 @@ struct PostgresPoolSchedulingTests {
         let pid = try await pool.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid")
         let second = try await HeldAdvisoryLock.acquire()
         defer { second.close() }
+        let signal = try await StartSignal.arm(pool, observer: observer)
         let parked = try await ParkedConnection.park(pool)
         defer { parked.close() }
         let tasks = await parked.queue([
-            "SELECT pg_advisory_xact_lock(\(second.key))::text AS s",
+            "SELECT CASE WHEN pg_advisory_unlock(\(signal.key)) THEN pg_advisory_xact_lock(\(second.key))::text END AS s",
             "SELECT 'second' AS s",
             "SELECT 'third' AS s",
         ]) { try $0[0].decode(String.self, "s") }
         try await parked.release()
-        // The whole batch has been sent; its first statement waits for the second lock.
-        try await waitUntilBackend(pid, of: observer, isIn: "advisory")
+        // The whole batch has been sent; its first statement has started, and waits for the second lock.
+        try await signal.started()
         tasks[1].cancel()
         await #expect(throws: CancellationError.self) { try await tasks[1].value }
         try await second.release()
@@ -129,14 +132,17 @@ struct PostgresPoolSchedulingTests {
         let pool = TestDatabase.pool(size: 3, acquireTimeoutMilliseconds: 1000, activeConnections: 2)
         defer { pool.shutdown() }
         #expect(try await pool.query("SELECT \(1) AS n")[0].decode(Int.self, "n") == 1)
-        do {
-            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
-            while !pool.queue.rest.atRest || pool.queue.rest.threadIDs.count < 4, ContinuousClock.now < deadline { await Task.yield() }
-        }
+        // Three workers, the timer and the cancel thread.
+        #expect(await pool.reached { $0.atRest && $0.threadsStarted == 5 })
+        let atRest = pool.queue.rest
+        // A window to observe, not to synchronize (the old watchdog woke every 10 ms): nothing wakes in it. The
+        // thread that made the pool rest is still on its way into the kernel when the test resumes, so context
+        // switches are compared over the window's second half.
+        try await Task.sleep(for: .milliseconds(300))
         let rest = pool.queue.rest
+        #expect(rest.wakeCount == atRest.wakeCount)
         let switches = rest.threadIDs.map(Self.contextSwitches)
         #expect(switches.allSatisfy { $0 != nil })
-        // A window to observe, not to synchronize: the old watchdog woke every 10 ms.
         try await Task.sleep(for: .milliseconds(300))
         let later = pool.queue.rest
         #expect(later.atRest)
@@ -166,12 +172,9 @@ struct PostgresPoolSchedulingTests {
     @Test("shutdown fails queued jobs, lets the running one finish, and ends every pool thread")
     func shutdownEndsThreads() async throws {
         let pool = TestDatabase.pool(size: 1)
-        do {
-            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
-            while pool.queue.rest.threadIDs.count < 2, ContinuousClock.now < deadline { await Task.yield() }
-        }
+        #expect(await pool.reached { $0.threadsStarted == 3 })
         let ids = pool.queue.rest.threadIDs
-        #expect(Set(ids.compactMap(Self.threadName)) == ["db-0", "db-timer"])
+        #expect(Set(ids.compactMap(Self.threadName)) == ["db-0", "db-timer", "db-cancel"])
         let parked = try await ParkedConnection.park(pool)
         defer { parked.close() }
         let queued = await parked.queue { try await pool.query("SELECT 1") }
@@ -183,52 +186,26 @@ struct PostgresPoolSchedulingTests {
         try await parked.release()
         await #expect(throws: Never.self) { _ = try await parked.parked.value }
         await shutdown.value
-        await Self.waitUntilGone(ids)
-        #expect(ids.filter(Self.threadExists).isEmpty)
+        // Shutdown joined them: each has left its loop (its last step) and returned.
+        #expect(pool.queue.observation.threadsEnded == ids.count)
         let later = await #expect(throws: PostgresError.self) { try await pool.query("SELECT 1") }
         #expect(later?.kind == .shutdown)
     }
 
     @Test("a pool released without shutdown ends its threads too")
     func releasedPoolEndsThreads() async throws {
-        var ids: [Int] = []
+        let queue: JobQueue
         do {
             let pool = TestDatabase.pool(size: 2)
             #expect(try await pool.query("SELECT \(1) AS n")[0].decode(Int.self, "n") == 1)
-            do {
-                let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
-                while pool.queue.rest.threadIDs.count < 3, ContinuousClock.now < deadline { await Task.yield() }
-            }
-            ids = pool.queue.rest.threadIDs
+            #expect(await pool.reached { $0.threadsStarted == 4 })
+            queue = pool.queue
         }
-        await Self.waitUntilGone(ids)
-        #expect(ids.count == 3)
-        #expect(ids.filter(Self.threadExists).isEmpty)
+        // Two workers, the timer and the cancel thread each leave their loop (their last step).
+        #expect(await queue.reached { $0.threadsEnded == 4 })
     }
 
     // MARK: Helpers
-
-    /// Waits until the server shows backend `pid` waiting on `event` (`PgSleep`, `advisory`).
-    private func waitUntilBackend(_ pid: Int, of observer: PostgresPool, isIn event: String) async throws {
-        while try await observer.query(
-            "SELECT count(*) AS n FROM pg_stat_activity WHERE pid = \(pid)::int4 AND state = 'active' AND wait_event = \(event)"
-        )[0].decode(Int.self, "n") == 0 {
-            await Task.yield()
-        }
-    }
-
-    private static func waitUntilGone(_ ids: [Int]) async {
-        let clock = ContinuousClock()
-        let limit = clock.now + .seconds(10)
-        do {
-            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
-            while ids.contains(where: threadExists) && clock.now < limit, ContinuousClock.now < deadline { await Task.yield() }
-        }
-    }
-
-    private static func threadExists(_ id: Int) -> Bool {
-        FileManager.default.fileExists(atPath: "/proc/self/task/\(id)")
-    }
 
     private static func threadName(_ id: Int) -> String? {
         (try? String(contentsOfFile: "/proc/self/task/\(id)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)

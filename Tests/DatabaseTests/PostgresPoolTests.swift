@@ -1,4 +1,4 @@
-import Database
+@testable import Database
 import Foundation
 import Testing
 
@@ -29,12 +29,9 @@ struct PostgresPoolTests {
             killer.shutdown()
         }
         let pid = try await pool.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid")
-        let killed = try await killer.query("SELECT pg_terminate_backend(\(pid)::int4) AS ok")[0].decode(Bool.self, "ok")
+        // With a timeout, pg_terminate_backend returns once the backend has really gone, so the test doesn't race the server.
+        let killed = try await killer.query("SELECT pg_terminate_backend(\(pid)::int4, 30000) AS ok")[0].decode(Bool.self, "ok")
         #expect(killed)
-        // Wait until the backend is really gone, so the test doesn't race the server.
-        while try await killer.query("SELECT count(*) AS n FROM pg_stat_activity WHERE pid = \(pid)::int4")[0].decode(Int.self, "n") > 0 {
-            await Task.yield()
-        }
         let newPID = try await pool.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid")
         #expect(newPID != pid)
     }
@@ -171,11 +168,7 @@ struct PostgresPoolTests {
         defer { pool.shutdown() }
         let lock = try await HeldAdvisoryLock.acquire()
         defer { lock.close() }
-        let held = Task { try await pool.query("SELECT pg_advisory_lock(\(lock.key))") }
-        do {
-            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
-            while pool.usage.inUse == 0, ContinuousClock.now < deadline { await Task.yield() }
-        }
+        let held = await occupy(pool) { [key = lock.key] in try $0.query("SELECT pg_advisory_lock(\(key))") }
         let error = try await #require(throws: PostgresError.self) { try await pool.query("SELECT 1") }
         #expect(error.kind == .poolTimeout)
         #expect(error.isUnavailable)
@@ -201,16 +194,9 @@ struct PostgresPoolDeadlineTests {
         defer { pool.shutdown() }
         let lock = try await HeldAdvisoryLock.acquire()
         defer { lock.close() }
-        let busy = Task { try await pool.query("SELECT pg_advisory_xact_lock(\(lock.key))") }
-        do {
-            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
-            while pool.usage.inUse < 1, ContinuousClock.now < deadline { await Task.yield() }
-        }
+        let busy = await occupy(pool) { [key = lock.key] in try $0.query("SELECT pg_advisory_xact_lock(\(key))") }
         let queued = Task { try await pool.query("SELECT 1") }  // 60 s deadline, first in line
-        do {
-            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
-            while pool.usage.waiting < 1, ContinuousClock.now < deadline { await Task.yield() }
-        }
+        #expect(await pool.reached { $0.waiting == 1 })
         let clock = ContinuousClock()
         let start = clock.now
         let error = try await #require(throws: PostgresError.self) { try await pool.query("SELECT 1", timeoutMilliseconds: 200) }

@@ -1,4 +1,4 @@
-import Database
+@testable import Database
 import Foundation
 import Testing
 
@@ -16,7 +16,9 @@ enum TestDatabase {
         size: Int = 4,
         statementTimeoutMilliseconds: Int = 60_000,
         acquireTimeoutMilliseconds: Int? = nil,
-        activeConnections: Int? = nil
+        activeConnections: Int? = nil,
+        maxWaitingJobs: Int = 1000,
+        url: String = TestDatabase.url
     ) -> PostgresPool {
         PostgresPool(
             configuration: PostgresConfiguration(
@@ -24,7 +26,8 @@ enum TestDatabase {
                 poolSize: size,
                 statementTimeoutMilliseconds: statementTimeoutMilliseconds,
                 acquireTimeoutMilliseconds: acquireTimeoutMilliseconds,
-                activeConnections: activeConnections
+                activeConnections: activeConnections,
+                maxWaitingJobs: maxWaitingJobs
             )
         )
     }
@@ -71,5 +74,71 @@ struct HeldAdvisoryLock {
     /// Closes the holding connection (which also drops the lock if `release` was never reached).
     func close() {
         holder.shutdown()
+    }
+}
+
+/// Tells a test when a statement has started on the server, without polling: the pool's only connection holds
+/// a session lock, the statement under test releases it first (`SELECT pg_advisory_unlock(key), …`), and
+/// `started()` returns once another session could take that lock.
+struct StartSignal {
+    let key = Int.random(in: 1_000_001...2_000_000)
+    /// A connection of its own to the same database (advisory locks are per database).
+    let observer: PostgresPool
+
+    /// Takes the lock on `pool`'s connection; `pool` must have one connection, the one that runs the statement.
+    static func arm(_ pool: PostgresPool, observer: PostgresPool) async throws -> StartSignal {
+        let signal = StartSignal(observer: observer)
+        _ = try await pool.query("SELECT pg_advisory_lock(\(signal.key))")
+        return signal
+    }
+
+    /// Returns once the statement that releases the lock has started.
+    func started() async throws {
+        try await observer.withConnection { [key] connection in
+            _ = try connection.query("SELECT pg_advisory_lock(\(key))")
+            _ = try connection.query("SELECT pg_advisory_unlock(\(key))")
+        }
+    }
+}
+
+/// Runs `body` on one of the pool's connections and returns once it has started there (the connection is
+/// then busy), with the task that waits for it to end.
+func occupy<T: Sendable>(
+    _ pool: PostgresPool,
+    _ body: @escaping @Sendable (PostgresConnection) throws -> T
+) async -> Task<T, any Error> {
+    let (started, signal) = AsyncStream<Void>.makeStream()
+    let task = Task {
+        try await pool.withConnection { connection in
+            signal.yield()
+            signal.finish()
+            return try body(connection)
+        }
+    }
+    var iterator = started.makeAsyncIterator()
+    _ = await iterator.next()
+    return task
+}
+
+extension PostgresPool {
+    /// Waits until `condition` holds of the pool's queue, up to 30 s (bounded: a test may fail, never hang);
+    /// false when it never did.
+    func reached(_ condition: @escaping @Sendable (JobQueue.Observation) -> Bool) async -> Bool {
+        await queue.reached(condition)
+    }
+}
+
+extension JobQueue {
+    func reached(_ condition: @escaping @Sendable (JobQueue.Observation) -> Bool) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.waitUntil(condition) }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(30))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
     }
 }
