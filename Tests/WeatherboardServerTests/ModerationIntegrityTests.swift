@@ -1,0 +1,124 @@
+import Board
+import CurlClient
+import Database
+import Foundation
+import RateLimit
+import Testing
+import Vocabulary
+import WeatherboardServer
+
+/// Issue #19 point 6, over HTTP against the real PostgreSQL: stored values the code does not know fail the request
+/// like posts' do (a logged 500 `internal_error`) instead of reaching the wire.
+@Suite struct ModerationIntegrityTests {
+    /// A revision whose category a later version no longer knows: posts answer 500 `internal_error` for an unknown
+    /// stored value, and so does the decision that shows the revisions. Before the fix: 200 with `"category":
+    /// "bogus"` on the wire.
+    @Test func anUnknownRevisionValueIsNotServed() async throws {
+        try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { server in
+            let author = try await server.anonymousAccount()
+            let moderator = try await server.anonymousAccount()
+            try await server.grantRole("moderator", to: moderator)
+            let postID = try #require(try await server.createPost(author)["id"] as? String)
+            #expect(try await server.json("PATCH", "/v1/posts/\(postID)", token: author.token, ["body": "고쳤어요"]).status == 200)
+            let database = server.dependencies.database
+            try await database.execute("UPDATE post_revisions SET category = 'bogus' WHERE post_id = \(Int(postID)!)")
+            let decision = try await server.json("POST", "/v1/moderation/posts/\(postID)/decision", token: moderator.token, ["action": "dismiss"])
+            #expect(decision.status == 500)
+            #expect(decision.errorCode == "internal_error")
+            #expect(!decision.text.contains("bogus"))
+
+            try await database.execute("UPDATE post_revisions SET category = 'food', weather_type = 'drizzle' WHERE post_id = \(Int(postID)!)")
+            let again = try await server.json("POST", "/v1/moderation/posts/\(postID)/decision", token: moderator.token, ["action": "dismiss"])
+            #expect(again.status == 500)
+            #expect(!again.text.contains("drizzle"))
+
+            try await database.execute("UPDATE post_revisions SET weather_type = 'rain' WHERE post_id = \(Int(postID)!)")
+            let known = try await server.json("POST", "/v1/moderation/posts/\(postID)/decision", token: moderator.token, ["action": "dismiss"])
+            #expect(known.status == 200)
+            let revisions = (known.object["post"] as? [String: Any])?["revisions"] as? [[String: Any]]
+            #expect(revisions?.first?["category"] as? String == "food")
+        }
+    }
+
+    /// A log line whose action the code does not know. The line gets an id below every real one (the log is read
+    /// newest first, and only this test pages down to it) and lives only while this test reads it. Before the fix:
+    /// 200 with `"action": "bogus"`.
+    @Test func anUnknownLogActionIsNotServed() async throws {
+        try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { server in
+            let moderator = try await server.anonymousAccount()
+            try await server.grantRole("moderator", to: moderator)
+            let database = server.dependencies.database
+            let id = -Int.random(in: 1...Int(Int32.max))
+            let path = "/v1/moderation/log?limit=1&cursor=\(Cursor.encode(1))"
+            try await database.execute(
+                """
+                INSERT INTO moderation_log (id, moderator_id, action, target_type, target_id)
+                OVERRIDING SYSTEM VALUE VALUES (\(id), NULL, 'bogus', 'post', '1')
+                """
+            )
+            let unknown = try await server.json("GET", path, token: moderator.token)
+            try await database.execute("UPDATE moderation_log SET action = 'ban' WHERE id = \(id)")
+            let known = try await server.json("GET", path, token: moderator.token)
+            try await database.execute("DELETE FROM moderation_log WHERE id = \(id)")
+            #expect(unknown.status == 500)
+            #expect(unknown.errorCode == "internal_error")
+            #expect(!unknown.text.contains("bogus"))
+            #expect(known.status == 200)
+            #expect(known.items.first?["action"] as? String == "ban")
+        }
+    }
+
+    /// A report whose reason a later version added (the CHECK constraint widened, then the code rolled back), read
+    /// by its reporter. Before the fix: 200 with `"reason": "bogus"`. Only this reporter's page shows the report.
+    @Test func anUnknownReportReasonIsNotServed() async throws {
+        try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { server in
+            let author = try await server.anonymousAccount()
+            let reporter = try await server.anonymousAccount()
+            let postID = try #require(try await server.createPost(author)["id"] as? String)
+            #expect(try await server.json("POST", "/v1/posts/\(postID)/reports", token: reporter.token, ["reason": "spam"]).status == 201)
+            let database = server.dependencies.database
+            let reasons = "'spam', 'abuse', 'hate', 'sexual', 'misinformation', 'other', 'filter'"
+            // Each schema change waits at most 10 s for the table, so a test holding it cannot stall the rest long.
+            let widen: [SQLQuery] = [
+                "SET LOCAL lock_timeout = '10s'",
+                "ALTER TABLE reports DROP CONSTRAINT reports_reason_check",
+                "ALTER TABLE reports ADD CONSTRAINT reports_reason_check CHECK (reason IN (\(raw: reasons), 'bogus')) NOT VALID",
+                // Resolved first: an open report would put the unknown reason in every moderator's queue.
+                "UPDATE reports SET reason = 'bogus', status = 'dismissed', resolved_at = now() WHERE post_id = \(Int(postID)!)",
+            ]
+            let restore: [SQLQuery] = [
+                "SET LOCAL lock_timeout = '10s'",
+                "UPDATE reports SET reason = 'spam' WHERE post_id = \(Int(postID)!)",
+                "ALTER TABLE reports DROP CONSTRAINT reports_reason_check",
+                "ALTER TABLE reports ADD CONSTRAINT reports_reason_check CHECK (reason IN (\(raw: reasons)))",
+            ]
+            try await database.transaction { connection in for statement in widen { try connection.execute(statement) } }
+            let answer: CurlResponseSnapshot
+            do {
+                answer = CurlResponseSnapshot(try await server.json("GET", "/v1/accounts/me/reports", token: reporter.token))
+            } catch {
+                try await database.transaction { connection in for statement in restore { try connection.execute(statement) } }
+                throw error
+            }
+            try await database.transaction { connection in for statement in restore { try connection.execute(statement) } }
+            #expect(answer.status == 500)
+            #expect(answer.errorCode == "internal_error")
+            #expect(!answer.text.contains("bogus"))
+            let known = try await server.json("GET", "/v1/accounts/me/reports", token: reporter.token)
+            #expect(known.status == 200)
+            #expect(known.items.first?["reason"] as? String == "spam")
+        }
+    }
+
+/// What a test keeps of an answer it reads after cleaning up.
+struct CurlResponseSnapshot: Sendable {
+    let status: Int
+    let errorCode: String?
+    let text: String
+
+    init(_ response: CurlResponse) {
+        status = response.status
+        errorCode = response.errorCode
+        text = response.text
+    }
+}
