@@ -202,12 +202,6 @@ public struct PostgresModerationStore: ModerationStore {
         }
     }
 
-    public func record(moderatorID: Int?, action: String, targetType: String, targetID: String, note: String?) async throws {
-        try await database.execute(
-            "INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note) VALUES (\(moderatorID), \(action), \(targetType), \(targetID), \(note))"
-        )
-    }
-
     public func setRole(username: String, role: Role) async throws -> Account? {
         try await database.transaction { connection in
             let rows = try connection.query(

@@ -7,9 +7,83 @@ import Testing
 import Vocabulary
 import WeatherboardServer
 
-/// Issue #19 point 6, over HTTP against the real PostgreSQL: stored values the code does not know fail the request
-/// like posts' do (a logged 500 `internal_error`) instead of reaching the wire.
+/// Issue #19 point 6, over HTTP against the real PostgreSQL: a moderator's delete and its log entry are one
+/// statement; stored values the code does not know fail the request like posts' do (a logged 500
+/// `internal_error`) instead of reaching the wire.
 @Suite struct ModerationIntegrityTests {
+    /// The log insert is made to fail (a trigger on this post's entry alone): the delete must not stay either.
+    /// Before the fix: the delete committed in its own statement, the answer was 500, and the post stayed deleted
+    /// with no log entry.
+    @Test func aModeratorDeleteAndItsLogEntryCommitTogether() async throws {
+        try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { server in
+            let database = server.dependencies.database
+            let author = try await server.anonymousAccount()
+            let moderator = try await server.anonymousAccount()
+            try await server.grantRole("moderator", to: moderator)
+            let postID = try #require(try await server.createPost(author)["id"] as? String)
+            let suffix = "\(UInt32.random(in: 0...UInt32.max))"
+            let function = "test_refuse_log_\(suffix)", trigger = "test_refuse_log_\(suffix)"
+            try await database.execute(
+                """
+                CREATE FUNCTION \(raw: function)() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN RAISE EXCEPTION 'test: the log refuses this entry'; END $$
+                """
+            )
+            try await database.execute(
+                """
+                CREATE TRIGGER \(raw: trigger) BEFORE INSERT ON moderation_log FOR EACH ROW
+                WHEN (NEW.target_id = '\(raw: String(Int(postID)!))') EXECUTE FUNCTION \(raw: function)()
+                """
+            )
+            let failed: Int
+            do {
+                failed = try await server.json("DELETE", "/v1/posts/\(postID)", token: moderator.token).status
+            } catch {
+                try await database.execute("DROP TRIGGER \(raw: trigger) ON moderation_log")
+                try await database.execute("DROP FUNCTION \(raw: function)()")
+                throw error
+            }
+            try await database.execute("DROP TRIGGER \(raw: trigger) ON moderation_log")
+            try await database.execute("DROP FUNCTION \(raw: function)()")
+            #expect(failed >= 500)
+            let deleted = "SELECT count(*) AS n FROM posts WHERE id = \(Int(postID)!) AND deleted_at IS NOT NULL" as SQLQuery
+            let logged = "SELECT count(*) AS n FROM moderation_log WHERE target_type = 'post' AND target_id = \(postID) AND action = 'delete'" as SQLQuery
+            #expect(try await database.count(deleted) == 0, "no log entry, no delete")
+            #expect(try await database.count(logged) == 0)
+            #expect(try await server.json("GET", "/v1/posts/\(postID)").status == 200)
+
+            // With the log working: both, once, however often it is repeated.
+            #expect(try await server.json("DELETE", "/v1/posts/\(postID)", token: moderator.token).status == 204)
+            #expect(try await server.json("DELETE", "/v1/posts/\(postID)", token: moderator.token).status == 204)
+            #expect(try await database.count(deleted) == 1)
+            #expect(try await database.count(logged) == 1)
+        }
+    }
+
+    /// Two moderators delete one post at once: one delete, one log entry. Before the fix: both requests saw it
+    /// undeleted and both logged a delete.
+    @Test func parallelModeratorDeletesLogOnce() async throws {
+        try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { server in
+            let author = try await server.anonymousAccount()
+            var moderators: [TestAccount] = []
+            for _ in 0..<6 {
+                let moderator = try await server.anonymousAccount()
+                try await server.grantRole("moderator", to: moderator)
+                moderators.append(moderator)
+            }
+            let postID = try #require(try await server.createPost(author)["id"] as? String)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for moderator in moderators {
+                    group.addTask { try await server.json("DELETE", "/v1/posts/\(postID)", token: moderator.token).status }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses == Array(repeating: 204, count: moderators.count))
+            let logged = "SELECT count(*) AS n FROM moderation_log WHERE target_type = 'post' AND target_id = \(postID) AND action = 'delete'" as SQLQuery
+            #expect(try await server.dependencies.database.count(logged) == 1)
+        }
+    }
+
     /// A revision whose category a later version no longer knows: posts answer 500 `internal_error` for an unknown
     /// stored value, and so does the decision that shows the revisions. Before the fix: 200 with `"category":
     /// "bogus"` on the wire.
