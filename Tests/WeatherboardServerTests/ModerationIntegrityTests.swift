@@ -9,7 +9,7 @@ import WeatherboardServer
 
 /// Issue #19 point 6, over HTTP against the real PostgreSQL: a moderator's delete and its log entry are one
 /// statement; stored values the code does not know fail the request like posts' do (a logged 500
-/// `internal_error`) instead of reaching the wire.
+/// `internal_error`) instead of reaching the wire; a login the database failed keeps no failed-login hit.
 @Suite struct ModerationIntegrityTests {
     /// The log insert is made to fail (a trigger on this post's entry alone): the delete must not stay either.
     /// Before the fix: the delete committed in its own statement, the answer was 500, and the post stayed deleted
@@ -183,6 +183,35 @@ import WeatherboardServer
             #expect(known.items.first?["reason"] as? String == "spam")
         }
     }
+
+    /// The login path's database fails after both failed-login limits took their hit: the hits go back, since no
+    /// password was found wrong. The server's pool points nowhere; the rate limits count in the real database.
+    /// Before the fix: one hit stayed in each bucket per failed attempt.
+    @Test func aLoginTheDatabaseFailedKeepsNoFailedLoginHit() async throws {
+        try await TestDatabase.migrated.value
+        let limits = TestDatabase.pool(size: 2)
+        let nowhere = PostgresPool(
+            configuration: PostgresConfiguration(conninfo: "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2", poolSize: 1)
+        )
+        let limiter = RateLimiter(database: limits)
+        let dependencies = AppDependencies(database: nowhere, hasher: PasswordHasher(threads: 1), rateLimiter: limiter)
+        let username = "nobody_\(UInt32.random(in: 0...UInt32.max))"
+        let address = TestClient.randomAddress()
+        try await withTestServer(dependencies: dependencies) { server in
+            for _ in 0..<3 {
+                let answer = try await server.json(
+                    "POST", "/v1/sessions", headers: [("X-Forwarded-For", address)], ["username": username, "password": "whatever it is 123"]
+                )
+                #expect(answer.status == 503)
+                #expect(answer.errorCode == "database_unavailable")
+            }
+        }
+        #expect(try await limiter.count(.failedLoginPerUsername, subject: username) == 0)
+        #expect(try await limiter.count(.failedLoginPerIP, subject: address) == 0)
+        await dependencies.shutdown()
+        limits.shutdown()
+    }
+}
 
 /// What a test keeps of an answer it reads after cleaning up.
 struct CurlResponseSnapshot: Sendable {
