@@ -63,7 +63,8 @@ public struct AccountService: Sendable {
     /// `POST /v1/sessions`: one answer for unknown users and wrong passwords, in comparable time.
     ///
     /// Every attempt takes a hit of both failed-login limits before the password is checked, so a burst of
-    /// parallel guesses gets no more than the limit through; a login that succeeds gives its hits back.
+    /// parallel guesses gets no more than the limit through. Only a wrong password keeps them: a login that
+    /// succeeds, and one that could not be checked (the database or the hashing queue failed), give them back.
     public func login(username rawUsername: String, password: String, clientIP: String) async throws -> IssuedToken {
         let username = rawUsername.lowercased()
         let byUsername = try await rateLimiter.acquire(.failedLoginPerUsername, subject: username)
@@ -74,8 +75,16 @@ public struct AccountService: Sendable {
             await rateLimiter.giveBack(byUsername)
             throw error
         }
-        let found = try await store.credentials(username: username)
-        let valid = try await hasher.verify(password, encoded: found?.passwordHash)
+        let found: (Account, passwordHash: String)?
+        let valid: Bool
+        do {
+            found = try await store.credentials(username: username)
+            valid = try await hasher.verify(password, encoded: found?.passwordHash)
+        } catch {
+            await rateLimiter.giveBack(byUsername)
+            await rateLimiter.giveBack(byAddress)
+            throw error
+        }
         guard valid, let (account, storedHash) = found else { throw BoardError.invalidCredentials }
         await rateLimiter.giveBack(byUsername)
         await rateLimiter.giveBack(byAddress)

@@ -4,13 +4,13 @@ import Foundation
 public struct ModerationLogEntry: Sendable, Equatable {
     public var id: Int
     public var moderatorID: Int?
-    public var action: String
-    public var targetType: String
+    public var action: ModerationLogAction
+    public var targetType: ModerationLogTarget
     public var targetID: String
     public var note: String?
     public var createdAt: Date
 
-    public init(id: Int, moderatorID: Int?, action: String, targetType: String, targetID: String, note: String?, createdAt: Date) {
+    public init(id: Int, moderatorID: Int?, action: ModerationLogAction, targetType: ModerationLogTarget, targetID: String, note: String?, createdAt: Date) {
         self.id = id
         self.moderatorID = moderatorID
         self.action = action

@@ -98,11 +98,6 @@ public struct ModerationService: Sendable {
         return (shown, shown.last.map { Cursor.encode($0.id) })
     }
 
-    /// A moderator's DELETE of someone else's post is logged like any other action.
-    public func recordPostDeletion(postID: Int, by identity: Identity) async throws {
-        try await store.record(moderatorID: identity.accountID, action: "delete", targetType: "post", targetID: String(postID), note: nil)
-    }
-
     static func note(_ raw: String?) throws -> String? {
         try raw.map { try TextRules.validate($0, field: "note", range: 0...500) }.flatMap { $0.isEmpty ? nil : $0 }
     }

@@ -12,7 +12,6 @@ public protocol ModerationStore: Sendable {
     func ban(accountID: Int, until: Date?, reason: String, moderatorID: Int?) async throws -> Account
     func unban(accountID: Int, moderatorID: Int?) async throws
     func log(before: Int?, limit: Int) async throws -> [ModerationLogEntry]
-    func record(moderatorID: Int?, action: String, targetType: String, targetID: String, note: String?) async throws
     func setRole(username: String, role: Role) async throws -> Account?
     func addTerm(_ term: String) async throws
     func removeTerm(_ term: String) async throws -> Bool

@@ -22,8 +22,6 @@ public final class PasswordHasher: Sendable {
         self.dummy = DummyHash(parameters: parameters)
     }
 
-    public var memoryBound: Int { parameters.memoryBytes }
-
     /// Throws `PasswordHash.Failure` if this hasher's parameters are outside `PasswordHash.Parameters.Limits`.
     public func hash(_ password: String) async throws -> String {
         let parameters = self.parameters

@@ -224,7 +224,7 @@ public struct PostService: Sendable {
     }
 
     /// Soft delete by the author (repeatable) or a moderator. Returns true when a moderator deleted
-    /// someone else's post (which the moderation log records).
+    /// someone else's post; the moderation log records it in the same statement as the delete.
     @discardableResult
     public func delete(id: Int, by identity: Identity) async throws -> Bool {
         guard let post = try await store.post(id: id) else { throw BoardError.notFound("post") }
@@ -238,8 +238,7 @@ public struct PostService: Sendable {
         }
         guard Self.canSee(post, viewer: viewer) else { throw BoardError.notFound("post") }
         guard viewer.isModerator else { throw BoardError.notOwner }
-        guard !post.deleted else { return false }
-        try await store.softDelete(id: id, by: identity.accountID)
+        guard !post.deleted, try await store.softDeleteLogged(id: id, by: identity.accountID) else { return false }
         if !post.media.isEmpty { await media?.syncVisibility(.post(id)) }
         return true
     }

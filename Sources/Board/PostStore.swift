@@ -17,6 +17,9 @@ public protocol PostStore: Sendable {
     /// caller deletes the files after the commit.
     func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> (Post, removedMedia: [String])
     func softDelete(id: Int, by accountID: Int) async throws
+    /// A moderator's delete of someone else's post and its moderation-log entry, in one statement: both happen
+    /// or neither does. False when the post was already deleted (nothing is logged then).
+    func softDeleteLogged(id: Int, by moderatorID: Int) async throws -> Bool
     func revisions(postID: Int) async throws -> [PostRevision]
     func accountRole(_ accountID: Int) async throws -> Role?
 }

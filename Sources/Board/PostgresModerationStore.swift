@@ -16,7 +16,7 @@ public struct PostgresModerationStore: ModerationStore {
             id: try row.decode(Int.self, "id"),
             postID: try row.decode(Int.self, "post_id"),
             reporterID: try row.decode(Int?.self, "reporter_id"),
-            reason: try row.decode(String.self, "reason"),
+            reason: try UnknownStoredValue.decode(ReportReason.self, row.decode(String.self, "reason"), column: "reports.reason"),
             note: try row.decode(String?.self, "note"),
             reportedTitle: try row.decode(String?.self, "reported_title"),
             reportedBody: try row.decode(String.self, "reported_body"),
@@ -146,7 +146,7 @@ public struct PostgresModerationStore: ModerationStore {
             try connection.execute(
                 """
                 INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note)
-                VALUES (\(moderatorID), \(action.rawValue), 'post', \(String(postID)), \(note))
+                VALUES (\(moderatorID), \(ModerationLogAction(action).rawValue), 'post', \(String(postID)), \(note))
                 """
             )
             let post = try PostgresPostStore.posts(connection.query(PostgresPostStore.byID(postID)))[0]
@@ -165,7 +165,7 @@ public struct PostgresModerationStore: ModerationStore {
             guard let row = rows.first else { throw BoardError.notFound("account") }
             let note = until.map { "\(reason) (until \($0.formatted(.iso8601)))" } ?? "\(reason) (permanent)"
             try connection.execute(
-                "INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note) VALUES (\(moderatorID), 'ban', 'account', \(String(accountID)), \(note))"
+                "INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note) VALUES (\(moderatorID), \(ModerationLogAction.ban.rawValue), 'account', \(String(accountID)), \(note))"
             )
             return try PostgresAccountStore.account(from: row)
         }
@@ -178,7 +178,7 @@ public struct PostgresModerationStore: ModerationStore {
             )
             guard !changed.isEmpty else { throw BoardError.notFound("account") }
             try connection.execute(
-                "INSERT INTO moderation_log (moderator_id, action, target_type, target_id) VALUES (\(moderatorID), 'unban', 'account', \(String(accountID)))"
+                "INSERT INTO moderation_log (moderator_id, action, target_type, target_id) VALUES (\(moderatorID), \(ModerationLogAction.unban.rawValue), 'account', \(String(accountID)))"
             )
         }
     }
@@ -191,19 +191,15 @@ public struct PostgresModerationStore: ModerationStore {
             ModerationLogEntry(
                 id: try row.decode(Int.self, "id"),
                 moderatorID: try row.decode(Int?.self, "moderator_id"),
-                action: try row.decode(String.self, "action"),
-                targetType: try row.decode(String.self, "target_type"),
+                action: try UnknownStoredValue.decode(ModerationLogAction.self, row.decode(String.self, "action"), column: "moderation_log.action"),
+                targetType: try UnknownStoredValue.decode(
+                    ModerationLogTarget.self, row.decode(String.self, "target_type"), column: "moderation_log.target_type"
+                ),
                 targetID: try row.decode(String.self, "target_id"),
                 note: try row.decode(String?.self, "note"),
                 createdAt: try row.decode(Date.self, "created_at")
             )
         }
-    }
-
-    public func record(moderatorID: Int?, action: String, targetType: String, targetID: String, note: String?) async throws {
-        try await database.execute(
-            "INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note) VALUES (\(moderatorID), \(action), \(targetType), \(targetID), \(note))"
-        )
     }
 
     public func setRole(username: String, role: Role) async throws -> Account? {
@@ -214,7 +210,7 @@ public struct PostgresModerationStore: ModerationStore {
             guard let row = rows.first else { return nil }
             let account = try PostgresAccountStore.account(from: row)
             try connection.execute(
-                "INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note) VALUES (NULL, 'set_role', 'account', \(String(account.id)), \(role.rawValue))"
+                "INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note) VALUES (NULL, \(ModerationLogAction.setRole.rawValue), 'account', \(String(account.id)), \(role.rawValue))"
             )
             return account
         }

@@ -298,4 +298,18 @@ public struct PostgresPostStore: PostStore {
         try await database.query("SELECT role FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL").first
             .map { try UnknownStoredValue.decode(Role.self, $0.decode(String.self, "role"), column: "accounts.role") }
     }
+
+    public func softDeleteLogged(id: Int, by moderatorID: Int) async throws -> Bool {
+        let rows = try await database.query(
+            """
+            WITH deleted AS (
+                UPDATE posts SET deleted_at = now(), deleted_by = \(moderatorID) WHERE id = \(id) AND deleted_at IS NULL RETURNING id
+            )
+            INSERT INTO moderation_log (moderator_id, action, target_type, target_id)
+            SELECT \(moderatorID), \(ModerationLogAction.delete.rawValue), 'post', id::text FROM deleted
+            RETURNING id
+            """
+        )
+        return !rows.isEmpty
+    }
 }

@@ -4,7 +4,7 @@ extension RateLimitPolicy {
     /// Anonymous accounts per client address: 30 an hour (carrier NAT puts many phones behind one address).
     public static let accountCreation = RateLimitPolicy(name: "account-create", limit: 30, windowSeconds: 3600)
     /// Failed logins per username: 10 per 15 minutes. Every attempt is counted before the password is
-    /// checked, and a login that succeeds gives its hit back.
+    /// checked; a login that succeeds, or that could not be checked (the database failed), gives its hit back.
     public static let failedLoginPerUsername = RateLimitPolicy(name: "login-fail-user", limit: 10, windowSeconds: 900)
     /// Failed logins per client address: 50 per 15 minutes.
     public static let failedLoginPerIP = RateLimitPolicy(name: "login-fail-ip", limit: 50, windowSeconds: 900)

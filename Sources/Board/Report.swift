@@ -5,14 +5,14 @@ public struct Report: Sendable, Equatable {
     public var id: Int
     public var postID: Int
     public var reporterID: Int?
-    public var reason: String
+    public var reason: ReportReason
     public var note: String?
     public var reportedTitle: String?
     public var reportedBody: String
     public var outcome: ReportOutcome
     public var createdAt: Date
 
-    public init(id: Int, postID: Int, reporterID: Int?, reason: String, note: String?, reportedTitle: String?, reportedBody: String, outcome: ReportOutcome, createdAt: Date) {
+    public init(id: Int, postID: Int, reporterID: Int?, reason: ReportReason, note: String?, reportedTitle: String?, reportedBody: String, outcome: ReportOutcome, createdAt: Date) {
         self.id = id
         self.postID = postID
         self.reporterID = reporterID

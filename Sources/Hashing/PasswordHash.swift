@@ -140,11 +140,6 @@ public struct PasswordHash: Sendable, Equatable {
         return Digest.constantTimeEqual(candidate, key)
     }
 
-    /// Verifies `password` against a stored string; false when the string is malformed. Blocking.
-    public static func verify(_ password: String, encoded: String) -> Bool {
-        PasswordHash(encoded: encoded)?.verify(password) ?? false
-    }
-
     /// True when the stored parameters are weaker than `current`: re-hash at the next successful login.
     public func needsRehash(current: Parameters = .owasp) -> Bool {
         parameters.logN < current.logN || parameters.r < current.r || parameters.p < current.p

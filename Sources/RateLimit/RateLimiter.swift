@@ -26,16 +26,18 @@ public struct RateLimiter: Sendable {
 
     public var isEnabled: Bool { database != nil }
 
-    /// Counts one hit, or throws `RateLimitExceeded` (counting nothing) when the subject is at its limit.
+    /// Counts `hits` hits (one by default) all together, or throws `RateLimitExceeded` (counting nothing) when
+    /// fewer than `hits` are left under the subject's limit. More hits than the limit are always refused.
     @discardableResult
-    public func acquire(_ policy: RateLimitPolicy, subject: String) async throws -> RateLimitPermit {
+    public func acquire(_ policy: RateLimitPolicy, subject: String, hits: Int = 1) async throws -> RateLimitPermit {
         guard let database else { return .uncounted }
         let bucket = Self.bucket(policy, subject: subject)
-        let rows = try await database.query(Self.acquireQuery(policy, bucket: bucket))
+        let hits = max(1, hits)
+        let rows = try await database.query(Self.acquireQuery(policy, bucket: bucket, hits: hits))
         if Self.needsReread(rows) {
-            return try Self.permit(from: rows, bucket: bucket, reread: await database.query(Self.oldestHitQuery(policy, bucket: bucket)))
+            return try Self.permit(from: rows, bucket: bucket, hits: hits, reread: await database.query(Self.oldestHitQuery(policy, bucket: bucket)))
         }
-        return try Self.permit(from: rows, bucket: bucket)
+        return try Self.permit(from: rows, bucket: bucket, hits: hits)
     }
 
     /// `acquire` inside a caller's transaction: the hit commits or rolls back with the work it allows, and
@@ -51,16 +53,18 @@ public struct RateLimiter: Sendable {
         return try Self.permit(from: rows, bucket: bucket)
     }
 
-    /// Returns a counted hit. Best effort: a failure only leaves the hit counted until it expires.
+    /// Returns counted hits. Best effort: a failure only leaves the hits counted until they expire.
     public func giveBack(_ permit: RateLimitPermit) async {
         guard let database, let bucket = permit.bucket else { return }
-        _ = try? await database.execute(
-            """
-            UPDATE rate_limits
-            SET hits = hits[:array_position(hits, \(permit.microseconds)) - 1] || hits[array_position(hits, \(permit.microseconds)) + 1:]
-            WHERE bucket = \(bucket) AND \(permit.microseconds) = ANY(hits)
-            """
-        )
+        for _ in 0..<permit.hits {
+            guard (try? await database.execute(
+                """
+                UPDATE rate_limits
+                SET hits = hits[:array_position(hits, \(permit.microseconds)) - 1] || hits[array_position(hits, \(permit.microseconds)) + 1:]
+                WHERE bucket = \(bucket) AND \(permit.microseconds) = ANY(hits)
+                """
+            )) != nil else { return }
+        }
     }
 
     /// The hits of a subject now in the window (for tests and operators).
@@ -92,20 +96,20 @@ public struct RateLimiter: Sendable {
         return "\(policy.name):" + (plain ? subject : "sha256:" + Digest.sha256Hex(subject))
     }
 
-    /// One statement decides and counts; the outer SELECT also reads the oldest hit still in the window
-    /// for `Retry-After` when the hit was refused.
-    static func acquireQuery(_ policy: RateLimitPolicy, bucket: String) -> SQLQuery {
+    /// One statement decides and counts `hits` hits; the outer SELECT also reads the oldest hit still in the
+    /// window for `Retry-After` when they were refused (with several hits, the earliest time any room frees).
+    static func acquireQuery(_ policy: RateLimitPolicy, bucket: String, hits: Int = 1) -> SQLQuery {
         let window = Int64(max(1, policy.windowSeconds)) * 1_000_000
         return """
             WITH c AS (SELECT (extract(epoch FROM now()) * 1000000)::int8 AS now),
             hit AS (
                 INSERT INTO rate_limits AS r (bucket, hits, expires_at)
-                SELECT \(bucket), ARRAY[c.now], now() + make_interval(secs => \(Double(policy.windowSeconds))) FROM c
-                WHERE \(policy.limit) > 0
+                SELECT \(bucket), array_fill(c.now, ARRAY[\(hits)]::int4[]), now() + make_interval(secs => \(Double(policy.windowSeconds))) FROM c
+                WHERE \(policy.limit) >= \(hits)
                 ON CONFLICT (bucket) DO UPDATE
-                SET hits = ARRAY(SELECT h FROM unnest(r.hits) h WHERE h > (SELECT now FROM c) - \(window)) || (SELECT now FROM c),
+                SET hits = ARRAY(SELECT h FROM unnest(r.hits) h WHERE h > (SELECT now FROM c) - \(window)) || array_fill((SELECT now FROM c), ARRAY[\(hits)]::int4[]),
                     expires_at = EXCLUDED.expires_at
-                WHERE (SELECT count(*) FROM unnest(r.hits) h WHERE h > (SELECT now FROM c) - \(window)) < \(policy.limit)
+                WHERE (SELECT count(*) FROM unnest(r.hits) h WHERE h > (SELECT now FROM c) - \(window)) + \(hits) <= \(policy.limit)
                 RETURNING 1 AS counted
             )
             SELECT (SELECT now FROM c) AS now, EXISTS (SELECT 1 FROM hit) AS counted,
@@ -130,11 +134,11 @@ public struct RateLimiter: Sendable {
             """
     }
 
-    static func permit(from rows: PostgresRows, bucket: String, reread: PostgresRows? = nil) throws -> RateLimitPermit {
+    static func permit(from rows: PostgresRows, bucket: String, hits: Int = 1, reread: PostgresRows? = nil) throws -> RateLimitPermit {
         guard let row = rows.first else { throw RateLimitExceeded(retryAfterSeconds: 1) }
         let now = try row.decode(Int64.self, "now")
         if try row.decode(Bool.self, "counted") {
-            return RateLimitPermit(bucket: bucket, microseconds: now)
+            return RateLimitPermit(bucket: bucket, microseconds: now, hits: hits)
         }
         let freesAt = try (reread?.first?.decode(Int64?.self, "frees_at") ?? row.decode(Int64?.self, "frees_at")) ?? now
         let (wait, overflow) = freesAt.subtractingReportingOverflow(now)

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Stops calling a provider that keeps failing: after `threshold` consecutive failures the circuit opens for
-/// `cooldown`; then one trial call is let through (half-open): success closes it, failure opens it again.
+/// `cooldown`; then one trial call is let through (half-open): success closes it, failure opens it again. A
+/// provider's `Retry-After` opens it at once, for as long as asked (`hold`).
 struct CircuitBreaker: Sendable {
     enum State: Sendable, Equatable {
         case closed
@@ -55,6 +56,21 @@ struct CircuitBreaker: Sendable {
         if state == .halfOpen || consecutiveFailures >= threshold {
             state = .open(until: now.addingTimeInterval(cooldown))
         }
+    }
+
+    /// The provider asked not to be called before `until` (`Retry-After`): open until then, whatever the count, then
+    /// one trial call as after any opening. An earlier `until` than the breaker's own does not shorten it.
+    mutating func hold(until: Date) {
+        trialInFlight = false
+        if case .open(let current) = state, current >= until { return }
+        state = .open(until: until)
+    }
+
+    /// Whole seconds until an open breaker lets a trial call through; nil when it is not open.
+    func secondsUntilTrial(now: Date) -> Int? {
+        guard case .open(let until) = state else { return nil }
+        let seconds = until.timeIntervalSince(now).rounded(.up)
+        return seconds.isFinite ? max(1, Int(min(seconds, 86_400))) : nil
     }
 
     var isOpen: Bool {

@@ -13,6 +13,8 @@ import Vocabulary
 public struct KMAProvider: WeatherProvider {
     public static let defaultBaseURL = "https://apis.data.go.kr/1360000/VilageFcstInfoService_2.0"
     public let name = "kma"
+    /// The nowcast and the forecast.
+    public let requestsPerObservation = 2
     public var baseURL: String
     public var serviceKey: String
     public var http: ProviderHTTP

@@ -1,8 +1,9 @@
 import Foundation
 import Vocabulary
 
-/// What a provider reports for one place, always in metric units (°C, m/s, hPa, %). This is what the cache
-/// stores; `CurrentWeather` is what clients see.
+/// What a provider reports for one place, always in metric units (°C, m/s, hPa, %), as precise as it reports it.
+/// This is what the cache stores; `CurrentWeather` (Vocabulary) is what clients see, made from it by
+/// `CachedObservation.currentWeather` alone.
 public struct Observation: Codable, Sendable, Equatable {
     public var weatherType: WeatherType
     public var temperature: Double

@@ -3,8 +3,11 @@ import Foundation
 
 /// The outbound HTTP policy every provider shares: libcurl on its own thread pool, connect timeout 2 s,
 /// total 5 s, answers of at most `maxResponseBytes` (1 MiB; a weather answer is a few KiB), and one retry after a
-/// short random delay for retryable failures (transport, 5xx, 429). An answer past the size limit is malformed,
-/// never retried: a provider streaming gigabytes cannot fill the server's memory.
+/// short random delay for retryable failures (transport, 5xx). The retry is one more upstream request, so it is
+/// admitted against the deployment's budget first (`UpstreamAdmission`). A 429, or a 503 with `Retry-After`, is
+/// never retried: it throws `.throttled` with the wait the provider asked for, and `WeatherService` holds every
+/// call back for that long. An answer past the size limit is malformed, never retried: a provider streaming
+/// gigabytes cannot fill the server's memory.
 public struct ProviderHTTP: Sendable {
     public var client: CurlHTTPClient
     public var connectTimeoutMilliseconds: Int
@@ -36,7 +39,11 @@ public struct ProviderHTTP: Sendable {
     public func get(_ url: String) async throws -> [UInt8] {
         do {
             return try await attempt(url)
-        } catch let error as ProviderError where error.isRetryable {
+        } catch let failure as ProviderError where failure.isRetryable {
+            if let admitRetry = UpstreamAdmission.retry {
+                // Past the budget, the first failure is the answer.
+                do { try await admitRetry() } catch { throw failure }
+            }
             let delay = Int.random(in: retryDelayMilliseconds)
             try await Task.sleep(for: .milliseconds(delay))
             return try await attempt(url)
@@ -62,9 +69,28 @@ public struct ProviderHTTP: Sendable {
             throw ProviderError(error.isTimeout ? .timeout : .transport, error.description)
         }
         guard (200..<300).contains(response.status) else {
+            let retryAfter = response.header("Retry-After").flatMap(Self.retryAfterSeconds)
+            if response.status == 429 || (response.status == 503 && retryAfter != nil) {
+                throw ProviderError(.throttled, "HTTP \(response.status)", retryAfterSeconds: retryAfter)
+            }
             throw ProviderError(.status, "HTTP \(response.status)")
         }
         return response.body
+    }
+
+    /// A `Retry-After` value in seconds from now: delta-seconds, or an HTTP-date (RFC 9110 §10.2.3). Nil for
+    /// anything else; a date in the past is 0.
+    static func retryAfterSeconds(_ value: String) -> Double? {
+        let text = value.trimmingCharacters(in: .whitespaces)
+        if !text.isEmpty, text.utf8.count <= 10, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            return Double(text)
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        guard text.utf8.count <= 40, let date = formatter.date(from: text) else { return nil }
+        return max(0, date.timeIntervalSinceNow)
     }
 
     /// Percent-encodes a query value.

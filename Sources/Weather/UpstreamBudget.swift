@@ -25,20 +25,27 @@ public enum UpstreamRefusal: Error, Sendable, Equatable {
 }
 
 /// Upstream calls are a budget, not a consequence of traffic (CONTRACT §6). `WeatherService` asks once for each
-/// upstream call it is about to make — never for a cache hit (memory or `weather_cache`), a request that joins an
+/// observation it is about to fetch — never for a cache hit (memory or `weather_cache`), a request that joins an
 /// in-flight refresh, or while the circuit breaker holds calls back — so only requests that really cost a call
-/// are counted.
+/// are counted. The deployment's budget counts HTTP requests: all of an observation's at once (KMA sends two), and
+/// a retry when it is about to go out.
 public protocol UpstreamBudget: Sendable {
-    /// Counts one upstream call for `requester`, or throws `UpstreamRefusal` having counted nothing. Any other
-    /// error (the counter's database failing) is treated like a provider failure.
-    func admit(_ requester: WeatherRequester) async throws
+    /// Counts one cold request for `requester` and `requests` upstream HTTP requests for the deployment, or throws
+    /// `UpstreamRefusal` having counted nothing. Any other error (the counter's database failing) is treated like a
+    /// provider failure.
+    func admit(_ requester: WeatherRequester, requests: Int) async throws
+    /// Counts one more upstream HTTP request for the deployment (a retry), or throws
+    /// `UpstreamRefusal.deploymentBudget` having counted nothing.
+    func admitRetry() async throws
 }
 
 /// The production budget: two sliding-window limits in PostgreSQL (`RateLimit`), so every instance shares them.
 /// - `weather-cold`, per client address: `coldPerMinute` requests a minute that need an upstream call
 ///   (`WEATHER_COLD_PER_MINUTE`); off with `RATE_LIMITS=off`, like every per-client limit.
-/// - `weather-upstream`, one bucket for the deployment: `upstreamPerMinute` upstream calls a minute
-///   (`WEATHER_UPSTREAM_PER_MINUTE`). It is the provider's quota, not a client limit, so it always applies.
+/// - `weather-upstream`, one bucket for the deployment: `upstreamPerMinute` upstream HTTP requests a minute
+///   (`WEATHER_UPSTREAM_PER_MINUTE`). It is the provider's quota, not a client limit, so it always applies. An
+///   observation's requests are taken together, in one statement, or none is (with KMA, which needs two, a limit
+///   of 1 admits nothing).
 /// The client's hit is counted first (an abusive client is refused without touching the shared budget) and given
 /// back when the deployment's budget then refuses, since no call was made for it.
 public struct RateLimitedUpstreamBudget: UpstreamBudget {
@@ -60,7 +67,7 @@ public struct RateLimitedUpstreamBudget: UpstreamBudget {
         self.scope = scope
     }
 
-    public func admit(_ requester: WeatherRequester) async throws {
+    public func admit(_ requester: WeatherRequester, requests: Int) async throws {
         var clientPermit: RateLimitPermit?
         if let client = requester.clientAddress {
             do {
@@ -70,13 +77,21 @@ public struct RateLimitedUpstreamBudget: UpstreamBudget {
             }
         }
         do {
-            try await deploymentLimiter.acquire(upstream, subject: scope)
+            try await deploymentLimiter.acquire(upstream, subject: scope, hits: requests)
         } catch {
             if let clientPermit { await clientLimiter.giveBack(clientPermit) }
             if let exceeded = error as? RateLimitExceeded {
                 throw UpstreamRefusal.deploymentBudget(retryAfterSeconds: exceeded.retryAfterSeconds)
             }
             throw error
+        }
+    }
+
+    public func admitRetry() async throws {
+        do {
+            try await deploymentLimiter.acquire(upstream, subject: scope)
+        } catch let exceeded as RateLimitExceeded {
+            throw UpstreamRefusal.deploymentBudget(retryAfterSeconds: exceeded.retryAfterSeconds)
         }
     }
 }

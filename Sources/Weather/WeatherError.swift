@@ -23,19 +23,25 @@ public struct ProviderError: Error, Sendable, Equatable, CustomStringConvertible
         case transport, timeout, status, malformed, unsupportedRegion, misconfigured
         /// A readable answer with a missing, non-finite or implausible value (`Plausible`).
         case implausible
+        /// The provider asked to be left alone for a while: a 429, or a 503 with `Retry-After`.
+        case throttled
     }
 
     public var kind: Kind
     public var message: String
+    /// A `.throttled` answer's `Retry-After`, in seconds from the answer; nil when it gave none (or none readable).
+    public var retryAfterSeconds: Double?
 
-    public init(_ kind: Kind, _ message: String) {
+    public init(_ kind: Kind, _ message: String, retryAfterSeconds: Double? = nil) {
         self.kind = kind
         self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
     }
 
-    /// Worth one more try (a network hiccup or a 5xx/429), as opposed to an answer that will not change.
+    /// Worth one more try at once (a network hiccup or a 5xx without `Retry-After`), as opposed to an answer that
+    /// will not change. A throttled answer is never retried at once: the provider said when.
     var isRetryable: Bool {
-        kind == .transport || kind == .timeout || (kind == .status && (message.hasPrefix("HTTP 5") || message.hasPrefix("HTTP 429")))
+        kind == .transport || kind == .timeout || (kind == .status && message.hasPrefix("HTTP 5"))
     }
 
     public var description: String { "\(kind): \(message)" }

@@ -11,7 +11,9 @@ import Vocabulary
 /// - stale-if-error: when the provider fails, the last value (memory or table) is served with `stale: true`
 ///   and the provider is not asked again for that region for `failureBackoff`; with nothing cached the call
 ///   throws `WeatherError.unavailable`;
-/// - a circuit breaker that stops calling a provider which keeps failing, for `breakerCooldown`;
+/// - a circuit breaker that stops calling a provider which keeps failing, for `breakerCooldown`; a provider that
+///   answers 429 (or 503 with `Retry-After`) is not called again, for any region, for the time it asked
+///   (`breakerCooldown` when it did not say), at most `maxProviderHold`;
 /// - an upstream budget (`UpstreamBudget`): each call about to go out is admitted first, per client address and
 ///   deployment-wide; past the client's limit the request throws `WeatherError.rateLimited`, past the deployment's
 ///   it is answered like a provider failure (stale value, or `unavailable` with a `Retry-After`);
@@ -23,6 +25,9 @@ public actor WeatherService: WeatherProviding {
         public var failureBackoff: TimeInterval = 30
         public var breakerThreshold: Int = 5
         public var breakerCooldown: TimeInterval = 30
+        /// The longest a provider's `Retry-After` holds every call back (a provider asking for a day is asked again
+        /// after this, by one trial call).
+        public var maxProviderHold: TimeInterval = 600
 
         public init(ttlSeconds: Int = 600) {
             self.ttl = TimeInterval(ttlSeconds)
@@ -152,11 +157,14 @@ public actor WeatherService: WeatherProviding {
 
         guard breaker.allowsRequest(now: now()) else {
             observer?(.circuitOpen(regionID: regionID))
-            return try fallback(regionID: regionID, persisted: persisted, reason: "the weather provider is failing; retrying shortly")
+            return try fallback(
+                regionID: regionID, persisted: persisted, reason: "the weather provider is failing; retrying shortly",
+                retryAfterSeconds: breaker.secondsUntilTrial(now: now())
+            )
         }
         if let budget {
             do {
-                try await budget.admit(requester)
+                try await budget.admit(requester, requests: provider.requestsPerObservation)
             } catch UpstreamRefusal.clientLimit(let seconds) {
                 breaker.callNotMade()
                 observer?(.clientLimited(regionID: regionID))
@@ -177,17 +185,23 @@ public actor WeatherService: WeatherProviding {
         observer?(.upstreamCall(regionID: regionID))
         let observation: Observation
         do {
+            let answer = try await Self.observe(region, provider: provider, budget: budget)
             // Outside data: an implausible answer is a provider failure like any other (CONTRACT §6).
-            observation = try Plausible.check(try await provider.observe(region), now: now(), source: provider.name, maxAge: Plausible.maxObservationAge)
+            observation = try Plausible.check(answer, now: now(), source: provider.name, maxAge: Plausible.maxObservationAge)
         } catch {
+            var retryAfterSeconds: Int?
             if let error = error as? ProviderError, error.kind == .unsupportedRegion {
                 breaker.recordSuccess()
+            } else if let error = error as? ProviderError, error.kind == .throttled {
+                let hold = min(max(1, error.retryAfterSeconds ?? configuration.breakerCooldown), configuration.maxProviderHold)
+                breaker.hold(until: now().addingTimeInterval(hold))
+                retryAfterSeconds = Int(hold.rounded(.up))
             } else {
                 breaker.recordFailure(now: now())
             }
             observer?(.upstreamFailure(regionID: regionID))
             logger.warning("weather provider failed", metadata: ["provider": "\(provider.name)", "region": "\(regionID)", "error": "\(error)"])
-            return try fallback(regionID: regionID, persisted: persisted, reason: "the weather provider failed")
+            return try fallback(regionID: regionID, persisted: persisted, reason: "the weather provider failed", retryAfterSeconds: retryAfterSeconds)
         }
         breaker.recordSuccess()
         let fresh = CachedObservation(regionID: regionID, provider: provider.name, observation: observation, fetchedAt: now())
@@ -198,6 +212,13 @@ public actor WeatherService: WeatherProviding {
             logger.warning("weather cache write failed", metadata: ["region": "\(regionID)", "error": "\(error)"])
         }
         return fresh
+    }
+
+    /// The provider's answer, with the budget's admission for a retry the provider may make (one more upstream request).
+    private static func observe(_ region: Region, provider: any WeatherProvider, budget: (any UpstreamBudget)?) async throws -> Observation {
+        guard let budget else { return try await provider.observe(region) }
+        let admitRetry: @Sendable () async throws -> Void = { try await budget.admitRetry() }
+        return try await UpstreamAdmission.$retry.withValue(admitRetry) { try await provider.observe(region) }
     }
 
     /// The last known value, marked stale, or `unavailable`.

@@ -35,9 +35,3 @@ extension Page: JSONWritable where Item: JSONWritable {
         w.raw("}")
     }
 }
-
-/// `GET /healthz` and `GET /readyz`.
-public struct HealthStatus: Codable, Sendable, Equatable {
-    public var status: String
-    public init(status: String) { self.status = status }
-}

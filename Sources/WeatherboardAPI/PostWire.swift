@@ -1,4 +1,5 @@
 import Foundation
+import Vocabulary
 
 /// `Post` object of CONTRACT §4.
 public struct PostResponse: Decodable, Sendable {
@@ -7,9 +8,9 @@ public struct PostResponse: Decodable, Sendable {
         public var name: String
         public var countryCode: String
         /// Present (possibly `null`) only with `include=weather`.
-        public var currentWeather: WeatherResponse??
+        public var currentWeather: CurrentWeather??
 
-        public init(id: String, name: String, countryCode: String, currentWeather: WeatherResponse?? = .none) {
+        public init(id: String, name: String, countryCode: String, currentWeather: CurrentWeather?? = .none) {
             self.id = id
             self.name = name
             self.countryCode = countryCode
@@ -27,7 +28,7 @@ public struct PostResponse: Decodable, Sendable {
             } else if try c.decodeNil(forKey: .currentWeather) {
                 currentWeather = .some(nil)
             } else {
-                currentWeather = .some(try c.decode(WeatherResponse.self, forKey: .currentWeather))
+                currentWeather = .some(try c.decode(CurrentWeather.self, forKey: .currentWeather))
             }
         }
 
@@ -98,48 +99,6 @@ public struct RevisionResponse: Decodable, Sendable {
         self.title = title
         self.body = body
         self.replacedAt = replacedAt
-    }
-}
-
-/// Weather object of CONTRACT §6.
-public struct WeatherResponse: Decodable, Sendable, Equatable {
-    public var regionId: String
-    public var weatherType: String
-    public var description: String
-    public var temperature: Double
-    public var feelsLike: Double
-    public var humidity: Double
-    /// Sea-level hPa; `null` only with the `kma` provider, which does not report pressure.
-    public var pressure: Double?
-    public var windSpeed: Double
-    public var uvIndex: Double?
-    public var cloudiness: Double
-    public var observedAt: Date
-    public var fetchedAt: Date
-    public var provider: String
-    public var stale: Bool
-    public var units: String
-
-    public init(
-        regionId: String, weatherType: String, description: String, temperature: Double, feelsLike: Double, humidity: Double,
-        pressure: Double?, windSpeed: Double, uvIndex: Double?, cloudiness: Double, observedAt: Date, fetchedAt: Date,
-        provider: String, stale: Bool, units: String
-    ) {
-        self.regionId = regionId
-        self.weatherType = weatherType
-        self.description = description
-        self.temperature = temperature
-        self.feelsLike = feelsLike
-        self.humidity = humidity
-        self.pressure = pressure
-        self.windSpeed = windSpeed
-        self.uvIndex = uvIndex
-        self.cloudiness = cloudiness
-        self.observedAt = observedAt
-        self.fetchedAt = fetchedAt
-        self.provider = provider
-        self.stale = stale
-        self.units = units
     }
 }
 
@@ -245,11 +204,12 @@ extension RevisionResponse: JSONWritable {
     }
 }
 
-extension WeatherResponse: JSONWritable {
+/// The wire form of the weather object: every key, absent values as `null`.
+extension CurrentWeather: JSONWritable {
     public func write(to w: inout JSONWriter) {
         w.raw("{")
         w.key("cloudiness", first: true)
-        w.double(cloudiness)
+        w.int(cloudiness)
         w.key("description")
         w.string(description)
         w.key("feelsLike")
@@ -257,7 +217,7 @@ extension WeatherResponse: JSONWritable {
         w.key("fetchedAt")
         w.date(fetchedAt)
         w.key("humidity")
-        w.double(humidity)
+        w.int(humidity)
         w.key("observedAt")
         w.date(observedAt)
         w.key("pressure")
@@ -271,11 +231,11 @@ extension WeatherResponse: JSONWritable {
         w.key("temperature")
         w.double(temperature)
         w.key("units")
-        w.string(units)
+        w.string(units.rawValue)
         w.key("uvIndex")
         w.optionalDouble(uvIndex)
         w.key("weatherType")
-        w.string(weatherType)
+        w.string(weatherType.rawValue)
         w.key("windSpeed")
         w.double(windSpeed)
         w.raw("}")

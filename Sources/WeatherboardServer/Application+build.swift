@@ -141,7 +141,7 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
         .add(middleware: AuthenticationMiddleware(accounts: dependencies.accounts, clientAddress: ClientAddress(trustedProxies: configuration.trustedProxies)))
     api.addRoutes(VocabularyController().endpoints)
     api.addRoutes(AccountsController(mediaURLs: mediaURLs, accounts: dependencies.accounts, posts: dependencies.posts).endpoints)
-    api.addRoutes(PostsController(mediaURLs: mediaURLs, posts: dependencies.posts, moderation: dependencies.moderation, weather: dependencies.weather).endpoints)
+    api.addRoutes(PostsController(mediaURLs: mediaURLs, posts: dependencies.posts, weather: dependencies.weather).endpoints)
     api.addRoutes(FeedController(mediaURLs: mediaURLs, posts: dependencies.posts, regions: dependencies.regions, weather: dependencies.weather).endpoints)
     api.addRoutes(ModerationController(mediaURLs: mediaURLs, moderation: dependencies.moderation, posts: dependencies.posts).endpoints)
     api.addRoutes(

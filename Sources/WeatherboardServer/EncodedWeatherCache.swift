@@ -29,7 +29,7 @@ final class EncodedWeatherCache: Sendable {
             return entry.body
         }
         var writer = JSONWriter(capacity: 512)
-        WeatherResponse(weather).write(to: &writer)
+        weather.write(to: &writer)
         let body = ByteBuffer(bytes: writer.bytes)
         entries.withLock { $0[key] = Entry(fetchedAt: weather.fetchedAt, stale: weather.stale, body: body) }
         return body

@@ -23,7 +23,7 @@ struct FeedController {
     /// `nextCursor` always present).
     struct FeedResponse: JSONWritable {
         var region: RegionResponse
-        var currentWeather: WeatherResponse
+        var currentWeather: CurrentWeather
         var items: [PostResponse]
         var nextCursor: String?
 
@@ -88,7 +88,7 @@ struct FeedController {
             items = await WeatherAttacher(weather: weather).attach(to: items, units: units, language: language, requester: WeatherRequester(context))
         }
         return jsonResponse(
-            FeedResponse(region: RegionResponse(region, language: language), currentWeather: WeatherResponse(current), items: items, nextCursor: nextCursor)
+            FeedResponse(region: RegionResponse(region, language: language), currentWeather: current, items: items, nextCursor: nextCursor)
         )
     }
 }

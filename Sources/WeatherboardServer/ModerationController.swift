@@ -88,14 +88,14 @@ struct ModerationController {
 
 extension ReportResponse {
     init(_ report: Report) {
-        self.init(id: String(report.id), postId: String(report.postID), reason: report.reason, note: report.note, outcome: report.outcome.rawValue, createdAt: report.createdAt)
+        self.init(id: String(report.id), postId: String(report.postID), reason: report.reason.rawValue, note: report.note, outcome: report.outcome.rawValue, createdAt: report.createdAt)
     }
 }
 
 extension QueueReportResponse {
     init(_ report: Report) {
         self.init(
-            id: String(report.id), reason: report.reason, note: report.note, reporterId: report.reporterID.map(String.init),
+            id: String(report.id), reason: report.reason.rawValue, note: report.note, reporterId: report.reporterID.map(String.init),
             reportedTitle: report.reportedTitle, reportedBody: report.reportedBody, createdAt: report.createdAt
         )
     }
@@ -104,7 +104,7 @@ extension QueueReportResponse {
 extension ModerationLogResponse {
     init(_ entry: ModerationLogEntry) {
         self.init(
-            id: String(entry.id), moderatorId: entry.moderatorID.map(String.init), action: entry.action, targetType: entry.targetType,
+            id: String(entry.id), moderatorId: entry.moderatorID.map(String.init), action: entry.action.rawValue, targetType: entry.targetType.rawValue,
             targetId: entry.targetID, note: entry.note, createdAt: entry.createdAt
         )
     }

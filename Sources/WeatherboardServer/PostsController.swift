@@ -9,7 +9,6 @@ import WeatherboardAPI
 struct PostsController {
     let mediaURLs: MediaURLs
     let posts: PostService
-    let moderation: ModerationService
     let weather: any WeatherProviding
 
     var endpoints: RouteCollection<AppRequestContext> {
@@ -99,9 +98,7 @@ struct PostsController {
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.requireIdentity()
         let id = try context.pathID("id", "post")
-        if try await posts.delete(id: id, by: identity) {
-            try await moderation.recordPostDeletion(postID: id, by: identity)
-        }
+        try await posts.delete(id: id, by: identity)
         return noContent()
     }
 }

@@ -39,7 +39,7 @@ extension PostResponse {
 
 extension RevisionResponse {
     init(_ revision: PostRevision) {
-        self.init(weatherType: revision.weatherType, category: revision.category, title: revision.title, body: revision.body, replacedAt: revision.replacedAt)
+        self.init(weatherType: revision.weatherType.rawValue, category: revision.category.rawValue, title: revision.title, body: revision.body, replacedAt: revision.replacedAt)
     }
 }
 

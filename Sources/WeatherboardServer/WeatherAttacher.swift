@@ -15,7 +15,7 @@ struct WeatherAttacher {
         let current = await weather.currentWeather(regionIDs: ids, units: units, language: language, requester: requester)
         return posts.map { post in
             var post = post
-            post.region.currentWeather = .some(Int(post.region.id).flatMap { current[$0] }.map(WeatherResponse.init))
+            post.region.currentWeather = .some(Int(post.region.id).flatMap { current[$0] })
             return post
         }
     }

@@ -13,6 +13,8 @@ final class FakeWeatherAPI: Sendable {
     enum Mode: Sendable {
         case ok
         case status(Int)
+        /// Answers this status with this `Retry-After` (none when nil).
+        case throttled(status: Int, retryAfter: String?)
         case garbage
         /// Answers after this many milliseconds (simulates a slow provider).
         case slow(Int)
@@ -80,6 +82,10 @@ final class FakeWeatherAPI: Sendable {
             break
         case .status(let code):
             return Response(status: .init(code: code), body: .init(byteBuffer: ByteBuffer(string: #"{"error":true,"reason":"boom"}"#)))
+        case .throttled(let code, let retryAfter):
+            var headers: HTTPFields = [.contentType: "application/json"]
+            if let retryAfter { headers[.retryAfter] = retryAfter }
+            return Response(status: .init(code: code), headers: headers, body: .init(byteBuffer: ByteBuffer(string: #"{"error":true}"#)))
         case .garbage:
             return Self.json(#"{"current": {"time": "#)
         case .slow(let milliseconds):

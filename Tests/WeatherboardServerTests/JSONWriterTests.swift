@@ -21,10 +21,10 @@ struct JSONWriterTests {
         return decoder
     }()
 
-    static let weather = WeatherResponse(
-        regionId: "1835848", weatherType: "rain", description: "비", temperature: 12.5, feelsLike: 11, humidity: 80, pressure: 1013.2,
+    static let weather = CurrentWeather(
+        regionId: "1835848", weatherType: .rain, description: "비", temperature: 12.5, feelsLike: 11, humidity: 80, pressure: 1013.2,
         windSpeed: 3.4, uvIndex: nil, cloudiness: 90, observedAt: Date(timeIntervalSince1970: 1_795_000_000),
-        fetchedAt: Date(timeIntervalSince1970: 1_795_000_060), provider: "open-meteo", stale: false, units: "metric"
+        fetchedAt: Date(timeIntervalSince1970: 1_795_000_060), provider: "open-meteo", stale: false, units: .metric
     )
 
     static let media = MediaResponse(
@@ -33,7 +33,7 @@ struct JSONWriterTests {
         createdAt: Date(timeIntervalSince1970: 1_795_000_000)
     )
 
-    func post(weather: WeatherResponse?? = .none, revisions: [RevisionResponse]? = nil, status: String? = "hidden", title: String? = tricky) -> PostResponse {
+    func post(weather: CurrentWeather?? = .none, revisions: [RevisionResponse]? = nil, status: String? = "hidden", title: String? = tricky) -> PostResponse {
         PostResponse(
             id: "42", weatherType: "rain", category: "food", title: title, body: Self.tricky,
             region: .init(id: "1835848", name: "서울", countryCode: "KR", currentWeather: weather),
@@ -96,10 +96,10 @@ struct JSONWriterTests {
 
     @Test("the weather object always carries all 15 keys, absent values as null")
     func weatherKeys() throws {
-        let weather = WeatherResponse(
-            regionId: "1", weatherType: "snow", description: "눈이 옵니다!", temperature: -1.5, feelsLike: -4, humidity: 90, pressure: nil,
+        let weather = CurrentWeather(
+            regionId: "1", weatherType: .snow, description: "눈이 옵니다!", temperature: -1.5, feelsLike: -4, humidity: 90, pressure: nil,
             windSpeed: 2, uvIndex: nil, cloudiness: 100, observedAt: Date(timeIntervalSince1970: 0), fetchedAt: Date(timeIntervalSince1970: 60),
-            provider: "kma", stale: true, units: "metric"
+            provider: "kma", stale: true, units: .metric
         )
         let json = try roundTrip(weather)
         #expect(Set(json.keys) == ["regionId", "weatherType", "description", "temperature", "feelsLike", "humidity", "pressure",
@@ -107,7 +107,7 @@ struct JSONWriterTests {
         #expect(json["uvIndex"] is NSNull)
         #expect(json["pressure"] is NSNull)
         #expect(json["observedAt"] as? String == "1970-01-01T00:00:00Z")
-        #expect(try Self.decoder.decode(WeatherResponse.self, from: Data(Self.written(weather))) == weather)
+        #expect(try Self.decoder.decode(CurrentWeather.self, from: Data(Self.written(weather))) == weather)
     }
 
     @Test("RFC 3339 times are UTC with Z, to the second")
@@ -115,5 +115,19 @@ struct JSONWriterTests {
         #expect(RFC3339.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
         #expect(RFC3339.format(Date(timeIntervalSince1970: 1_795_000_123.9)) == "2026-11-18T11:08:43Z")
         #expect(RFC3339.format(Date(timeIntervalSince1970: 951_782_400)) == "2000-02-29T00:00:00Z")
+    }
+
+    /// The weather object is one model (`CurrentWeather`) and its JSON: humidity and cloudiness are whole percentages
+    /// in both, as CONTRACT §6 and the Weather schema say (`integer`). Before, the wire type held them as `Double`
+    /// and took `80.5` back without a word.
+    @Test("humidity and cloudiness are whole percentages on the wire and in the model")
+    func wholePercentages() throws {
+        let json = String(decoding: Self.written(Self.weather), as: UTF8.self)
+        #expect(json.contains(#""humidity":80,"#) && json.contains(#""cloudiness":90,"#))
+        for (whole, fractional) in [(#""humidity":80,"#, #""humidity":80.5,"#), (#""cloudiness":90,"#, #""cloudiness":90.5,"#)] {
+            let changed = json.replacingOccurrences(of: whole, with: fractional)
+            #expect(changed != json)
+            #expect(throws: DecodingError.self, "\(fractional)") { try Self.decoder.decode(CurrentWeather.self, from: Data(changed.utf8)) }
+        }
     }
 }

@@ -1,12 +1,12 @@
 import Foundation
-import Vocabulary
 
-/// The current weather of a region, as the domain sees it; `WeatherResponse` (WeatherboardAPI) is its wire form,
-/// the contract's weather object (CONTRACT §6): `{regionId, weatherType, description, temperature,
-/// feelsLike, humidity, pressure, windSpeed, uvIndex|null, cloudiness, observedAt, fetchedAt, provider,
-/// stale, units}`. Metric: °C and m/s; imperial: °F and mph. `pressure` is sea-level hPa (null only with
-/// the kma provider, which does not report it); `humidity` and `cloudiness` are percentages.
-public struct CurrentWeather: Sendable, Equatable {
+/// The current weather of a region in the units asked for: the one model of the contract's weather object
+/// (CONTRACT §6), `{regionId, weatherType, description, temperature, feelsLike, humidity, pressure, windSpeed,
+/// uvIndex|null, cloudiness, observedAt, fetchedAt, provider, stale, units}`. `Weather` makes it from a cached
+/// metric `Observation`; `WeatherboardAPI` writes it as is (its `JSONWritable` conformance is the wire form, its
+/// field names the JSON keys). Metric: °C and m/s; imperial: °F and mph. `pressure` is sea-level hPa (null only
+/// with the kma provider, which does not report it); `humidity` and `cloudiness` are whole percentages.
+public struct CurrentWeather: Codable, Sendable, Equatable {
     public var regionId: String
     public var weatherType: WeatherType
     public var description: String
