@@ -32,12 +32,12 @@ struct MediaController {
         defer { upload.removeFile() }
         guard let path = upload.filePath, upload.fileBytes > 0 else { throw APIError.invalidField("file", "is required") }
         let created = try await media.upload(file: path, byteCount: upload.fileBytes, alt: upload.fields["alt"], by: identity)
-        return jsonResponse(urls.response(created, request: request), status: .created)
+        return jsonResponse(urls.response(created, request: request, context: context), status: .created)
     }
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let found = try await media.media(id: try context.pathID("id", "media"), by: try context.requireIdentity())
-        return jsonResponse(urls.response(found, request: request))
+        return jsonResponse(urls.response(found, request: request, context: context))
     }
 
     @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -45,7 +45,7 @@ struct MediaController {
         let id = try context.pathID("id", "media")
         let body = try await request.decodeJSON(as: PatchMediaRequest.self, context: context)
         let updated = try await media.setAlt(id: id, alt: body.alt, by: identity)
-        return jsonResponse(urls.response(updated, request: request))
+        return jsonResponse(urls.response(updated, request: request, context: context))
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
