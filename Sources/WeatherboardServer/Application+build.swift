@@ -122,6 +122,7 @@ public func buildApplication(
 
 func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies, logger: Logger) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
+    router.add(middleware: EarlyAnswerMiddleware())
     router.add(
         middleware: RequestEnvelopeMiddleware(
             logger: logger, metrics: dependencies.metrics, maxUploadBodyBytes: configuration.mediaMaxBytes + MultipartUpload.framingAllowanceBytes

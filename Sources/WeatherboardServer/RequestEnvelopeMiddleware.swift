@@ -79,6 +79,9 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
             apiError = APIError(error)
         case let error as HTTPError:
             apiError = Self.translate(error)
+        case is NIOTooManyBytesError:
+            // A chunked body (no Content-Length to refuse up front) ran past the context's `maxUploadSize` while collected.
+            apiError = .bodyTooLarge
         case let error as PostgresError where error.isNULInText:
             // Input checks (`InputText`) should have refused it first; the data layer refused it anyway.
             logger.warning("NUL reached the data layer", metadata: ["request_id": "\(requestID)", "path": "\(request.uri.path)"])
