@@ -32,5 +32,8 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     public static let bodyTooLarge = APIError(
         .contentTooLarge, "payload_too_large", "the request body is larger than \(AppRequestContext.maxBodyBytes / 1024) KiB"
     )
+    public static func requestTimeout(_ message: String) -> APIError { .init(.requestTimeout, "request_timeout", message) }
+    /// A request the server cancelled (a shutdown past its grace period); another instance, or this one restarted, answers.
+    public static let cancelled = APIError(.serviceUnavailable, "unavailable", "the server stopped this request; try again", retryAfter: 1)
     public static let internalError = APIError(.internalServerError, "internal_error", "an unexpected error occurred; it has been logged")
 }

@@ -62,7 +62,7 @@ struct AccountsController {
         let page = try await posts.listOwn(identity, before: try query.cursor(), limit: try query.pageLimit())
         let viewer = context.viewer
         let language = request.language
-        let links = mediaURLs.links(request)
+        let links = mediaURLs.links(request, context)
         return jsonResponse(Page(items: page.posts.map { PostResponse($0, viewer: viewer, language: language, media: links) }, nextCursor: page.nextCursor))
     }
 

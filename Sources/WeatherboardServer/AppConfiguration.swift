@@ -49,6 +49,11 @@ public struct AppConfiguration: Sendable {
     public var mediaStorage = MediaStorageConfiguration.local(directory: ".local/media")
     /// `MEDIA_MAX_BYTES`: larger uploads answer 413.
     public var mediaMaxBytes: Int = 16 * 1024 * 1024
+    /// `MEDIA_UPLOAD_TIMEOUT_SECONDS`: an upload's whole body must arrive within this (408 and its temporary file
+    /// removed otherwise); 16 MiB in 120 s is a little over 1 Mbit/s.
+    public var mediaUploadTimeoutSeconds: Int = 120
+    /// Where uploads are streamed to before they are decoded (`TMPDIR`).
+    public var uploadTemporaryDirectory: String = NSTemporaryDirectory()
     /// Images decoded at once (each on its own thread, off the request threads), and how many may wait.
     public var imageThreads: Int = 2
     public var imageQueue: Int = 8
@@ -100,6 +105,7 @@ public struct AppConfiguration: Sendable {
             throw ConfigurationError(error.description)
         }
         if let v = try int("MEDIA_MAX_BYTES", 1024...(512 * 1024 * 1024)) { mediaMaxBytes = v }
+        if let v = try int("MEDIA_UPLOAD_TIMEOUT_SECONDS", 1...3600) { mediaUploadTimeoutSeconds = v }
         if let v = try int("MEDIA_SYNC_SECONDS", 1...60) { mediaSyncSeconds = v }
         if let v = string("TRUSTED_PROXIES") {
             trustedProxies = v.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)

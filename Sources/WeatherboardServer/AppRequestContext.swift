@@ -8,8 +8,12 @@ import Vocabulary
 /// Per-request state: the request id, the client's address, and (once authenticated) who is calling.
 public struct AppRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
+    /// The connection; an early answer closes it (`EarlyAnswerMiddleware`).
+    public let channel: any Channel
     /// The TCP peer; the client address for rate limits unless a trusted proxy says otherwise.
-    public let remoteAddress: SocketAddress?
+    public var remoteAddress: SocketAddress? { channel.remoteAddress }
+    /// The peer is in `TRUSTED_PROXIES`, so its `X-Forwarded-*` and `Host` are believed; set by `AuthenticationMiddleware`.
+    public var viaTrustedProxy = false
     /// Echoed or generated `X-Request-Id`, set by `RequestEnvelopeMiddleware`.
     public var requestID: String = ""
     /// The client as rate limits see it (an IPv4 address or an IPv6 /64), set by `AuthenticationMiddleware`.
@@ -19,7 +23,7 @@ public struct AppRequestContext: RequestContext {
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
-        self.remoteAddress = source.channel.remoteAddress
+        self.channel = source.channel
     }
 
     /// The largest request body other than an upload (CONTRACT §1); larger ones answer 413 `payload_too_large`.

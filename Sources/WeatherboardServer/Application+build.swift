@@ -123,8 +123,11 @@ public func buildApplication(
 
 func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies, logger: Logger) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
+    router.add(middleware: EarlyAnswerMiddleware())
     router.add(
-        middleware: RequestEnvelopeMiddleware(logger: logger, metrics: dependencies.metrics, maxUploadBodyBytes: configuration.mediaMaxBytes + AppRequestContext.maxBodyBytes)
+        middleware: RequestEnvelopeMiddleware(
+            logger: logger, metrics: dependencies.metrics, maxUploadBodyBytes: configuration.mediaMaxBytes + MultipartUpload.framingAllowanceBytes
+        )
     )
     router.add(middleware: InputTextMiddleware())
     let mediaURLs = MediaURLs(publicBase: configuration.mediaStorage.publicBaseURL.isEmpty ? nil : configuration.mediaStorage.publicBaseURL)
@@ -146,7 +149,8 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
     api.addRoutes(ModerationController(mediaURLs: mediaURLs, moderation: dependencies.moderation, posts: dependencies.posts).endpoints)
     api.addRoutes(
         MediaController(
-            media: dependencies.media, urls: mediaURLs, maxFileBytes: configuration.mediaMaxBytes, temporaryDirectory: NSTemporaryDirectory()
+            media: dependencies.media, urls: mediaURLs, maxFileBytes: configuration.mediaMaxBytes,
+            temporaryDirectory: configuration.uploadTemporaryDirectory, timeLimit: .seconds(configuration.mediaUploadTimeoutSeconds), slots: UploadSlots()
         ).endpoints
     )
     api.addRoutes(ModerationMediaController(media: dependencies.media).endpoints)

@@ -13,7 +13,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        context.clientIP = clientAddress.resolve(peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor])
+        (context.clientIP, context.viaTrustedProxy) = clientAddress.resolve(peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor])
         if let authorization = request.headers[.authorization] {
             let parts = authorization.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw BoardError.unauthenticated }

@@ -13,10 +13,14 @@ struct ClientAddress: Sendable {
         self.trusted = trustedProxies.compactMap(IPRange.init)
     }
 
-    func resolve(peer: SocketAddress?, forwardedFor: String?) -> String {
-        let ip = address(peer: peer, forwardedFor: forwardedFor)
-        guard let bytes = IPRange.bytes(of: ip) else { return ip }
-        return Self.limitSubject(bytes)
+    /// The client as rate limits see it, and whether the peer is a trusted proxy (whose other forwarded headers,
+    /// `X-Forwarded-Proto` and `Host`, are then believed too).
+    func resolve(peer: SocketAddress?, forwardedFor: String?) -> (client: String, viaTrustedProxy: Bool) {
+        let peerIP = peer?.ipAddress
+        let trustedPeer = peerIP.map { isTrusted($0) } ?? false
+        let ip = address(peerIP: peerIP, trustedPeer: trustedPeer, forwardedFor: forwardedFor)
+        guard let bytes = IPRange.bytes(of: ip) else { return (ip, trustedPeer) }
+        return (Self.limitSubject(bytes), trustedPeer)
     }
 
     /// The canonical subject of an address's bytes: the dotted quad of IPv4 (including IPv4-mapped IPv6, which
@@ -27,9 +31,9 @@ struct ClientAddress: Sendable {
         return groups.joined(separator: ":") + "::/64"
     }
 
-    private func address(peer: SocketAddress?, forwardedFor: String?) -> String {
-        guard let peerIP = peer?.ipAddress else { return "unknown" }
-        guard isTrusted(peerIP), let forwardedFor else { return peerIP }
+    private func address(peerIP: String?, trustedPeer: Bool, forwardedFor: String?) -> String {
+        guard let peerIP else { return "unknown" }
+        guard trustedPeer, let forwardedFor else { return peerIP }
         let hops = forwardedFor.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         for hop in hops.reversed() {
             guard IPRange.bytes(of: hop) != nil else { return peerIP }  // garbage: don't believe any of it

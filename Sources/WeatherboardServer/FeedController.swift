@@ -73,7 +73,7 @@ struct FeedController {
 
         let current = try await weather.currentWeather(regionID: region.id, units: units, language: language, requester: WeatherRequester(context))
         let viewer = context.viewer
-        let links = mediaURLs.links(request)
+        let links = mediaURLs.links(request, context)
         var items: [PostResponse] = []
         var nextCursor: String?
         // `unknown` weather matches no post (posts never carry it).

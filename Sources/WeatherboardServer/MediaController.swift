@@ -9,6 +9,9 @@ struct MediaController {
     let urls: MediaURLs
     let maxFileBytes: Int
     let temporaryDirectory: String
+    /// `MEDIA_UPLOAD_TIMEOUT_SECONDS`: the whole body must arrive within it.
+    let timeLimit: Duration
+    let slots: UploadSlots
 
     var endpoints: RouteCollection<AppRequestContext> {
         let routes = RouteCollection(context: AppRequestContext.self)
@@ -26,18 +29,21 @@ struct MediaController {
         guard let boundary = MultipartUpload.boundary(of: request.headers[.contentType]) else {
             throw APIError(.unsupportedMediaType, "unsupported_media_type", "send multipart/form-data with a `file` part")
         }
-        let upload = try await MultipartUpload.read(
-            request.body, boundary: boundary, maxFileBytes: maxFileBytes, maxFieldBytes: 8 * 1024, temporaryDirectory: temporaryDirectory
-        )
-        defer { upload.removeFile() }
-        guard let path = upload.filePath, upload.fileBytes > 0 else { throw APIError.invalidField("file", "is required") }
-        let created = try await media.upload(file: path, byteCount: upload.fileBytes, alt: upload.fields["alt"], by: identity)
-        return jsonResponse(urls.response(created, request: request), status: .created)
+        return try await slots.withSlot(accountID: identity.accountID, clientAddress: context.clientIP) {
+            let upload = try await MultipartUpload.read(
+                request.body, boundary: boundary, maxFileBytes: maxFileBytes, maxFieldBytes: 8 * 1024, temporaryDirectory: temporaryDirectory,
+                timeLimit: timeLimit
+            )
+            defer { upload.removeFile() }
+            guard let path = upload.filePath, upload.fileBytes > 0 else { throw APIError.invalidField("file", "is required") }
+            let created = try await media.upload(file: path, byteCount: upload.fileBytes, alt: upload.alt, by: identity)
+            return jsonResponse(urls.response(created, request: request, context: context), status: .created)
+        }
     }
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let found = try await media.media(id: try context.pathID("id", "media"), by: try context.requireIdentity())
-        return jsonResponse(urls.response(found, request: request))
+        return jsonResponse(urls.response(found, request: request, context: context))
     }
 
     @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -45,7 +51,7 @@ struct MediaController {
         let id = try context.pathID("id", "media")
         let body = try await request.decodeJSON(as: PatchMediaRequest.self, context: context)
         let updated = try await media.setAlt(id: id, alt: body.alt, by: identity)
-        return jsonResponse(urls.response(updated, request: request))
+        return jsonResponse(urls.response(updated, request: request, context: context))
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -1,6 +1,7 @@
 import Board
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import WeatherboardAPI
 
 /// Absolute URLs for media objects (CONTRACT §8): public ones under `MEDIA_PUBLIC_BASE_URL` (default: this
@@ -13,9 +14,12 @@ struct MediaURLs: Sendable {
         self.publicBase = publicBase.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
     }
 
-    /// `scheme://host[:port]` as the client reached this server: the `Host` header (checked to be a plain host
-    /// and port), `https` when a proxy says so in `X-Forwarded-Proto`.
-    static func origin(of request: Request) -> String {
+    /// `scheme://host[:port]` as the client reached this server. Through a proxy in `TRUSTED_PROXIES`: the `Host` it
+    /// forwards (checked to be a plain host and port), `https` when its `X-Forwarded-Proto` says so. From any other
+    /// peer those headers are the client's own say, so they are not used: the address and port the connection came
+    /// in on, over `http` (set `MEDIA_PUBLIC_BASE_URL` to publish another).
+    static func origin(of request: Request, context: AppRequestContext) -> String {
+        guard context.viaTrustedProxy else { return ownOrigin(context.channel.localAddress) }
         let host = request.head.authority.flatMap { value in
             value.utf8.allSatisfy({ byte in
                 (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || byte == 0x2e || byte == 0x2d || byte == 0x3a
@@ -28,8 +32,15 @@ struct MediaURLs: Sendable {
 
     static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")
 
-    func base(for request: Request) -> String {
-        publicBase ?? Self.origin(of: request) + "/media/"
+    /// `http://address:port` of this end of a connection.
+    static func ownOrigin(_ address: SocketAddress?) -> String {
+        guard let address, let ip = address.ipAddress, let port = address.port else { return "http://localhost" }
+        if case .v6 = address { return "http://[\(ip)]:\(port)" }
+        return "http://\(ip):\(port)"
+    }
+
+    func base(for request: Request, context: AppRequestContext) -> String {
+        publicBase ?? Self.origin(of: request, context: context) + "/media/"
     }
 
     /// The public form of a media object.
@@ -43,14 +54,15 @@ struct MediaURLs: Sendable {
         )
     }
 
-    func response(_ media: Media, request: Request) -> MediaResponse {
-        response(media, base: base(for: request))
+    func response(_ media: Media, request: Request, context: AppRequestContext) -> MediaResponse {
+        response(media, base: base(for: request, context: context))
     }
 
-
     /// How the media of the posts in one response are linked.
-    func links(_ request: Request, moderator: Bool = false) -> MediaLinks {
-        moderator ? MediaLinks(urls: self, moderatorOrigin: Self.origin(of: request), base: "") : MediaLinks(urls: self, moderatorOrigin: nil, base: base(for: request))
+    func links(_ request: Request, _ context: AppRequestContext, moderator: Bool = false) -> MediaLinks {
+        moderator
+            ? MediaLinks(urls: self, moderatorOrigin: Self.origin(of: request, context: context), base: "")
+            : MediaLinks(urls: self, moderatorOrigin: nil, base: base(for: request, context: context))
     }
 }
 

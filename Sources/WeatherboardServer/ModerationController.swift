@@ -41,7 +41,7 @@ struct ModerationController {
         let (items, next) = try await moderation.queue(identity, after: try query.cursor(), limit: try query.pageLimit())
         let viewer = context.viewer
         let language = request.language
-        let links = mediaURLs.links(request, moderator: true)
+        let links = mediaURLs.links(request, context, moderator: true)
         let wire = items.map { item in
             QueueItemResponse(
                 post: PostResponse(item.post, viewer: viewer, language: language, media: links, revisions: item.revisions),
@@ -60,7 +60,7 @@ struct ModerationController {
         let (post, resolved) = try await moderation.decide(postID: postID, action: body.action, note: body.note, by: identity)
         let revisions = try await posts.revisions(postID: postID)
         return jsonResponse(
-            DecisionResponse(post: PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request, moderator: true), revisions: revisions), resolvedReports: resolved)
+            DecisionResponse(post: PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request, context, moderator: true), revisions: revisions), resolvedReports: resolved)
         )
     }
 

@@ -4,14 +4,29 @@ import NIOCore
 import NIOFileSystem
 
 /// A `multipart/form-data` upload read as it streams in (vapor's multipart-kit parses it, behind
-/// `GuardedMultipartParser`, which keeps a hostile part header from trapping it): the `file` part
-/// goes to a temporary file, never whole into memory, and stops at `maxFileBytes` (413); small text
-/// fields (`alt`) are kept in memory up to `maxFieldBytes`. Unknown parts are skipped.
+/// `GuardedMultipartParser`, which keeps a hostile part header from trapping it). Only two parts are read: `file`,
+/// which goes to a temporary file (never whole into memory) and stops at `maxFileBytes` (413), and `alt`, kept in
+/// memory up to `maxFieldBytes` (422). Every other part, a part without a name and a second `file` or `alt` are
+/// refused at their header (422 `invalid_field` naming the part), so nothing else is ever buffered. Whatever its
+/// framing, the body is bounded: `maxFileBytes + framingAllowanceBytes` in all (413 as soon as it is crossed, chunked
+/// bodies included), `maxPartHeaderBytes` of part headers at a time (400), and `timeLimit` to arrive whole (408).
 struct MultipartUpload {
     /// The temporary file holding the `file` part; nil when the request had none. The caller removes it.
     var filePath: String?
     var fileBytes: Int = 0
-    var fields: [String: String] = [:]
+    var alt: String?
+
+    /// The parts that are read; any other is refused.
+    static let fileField = "file"
+    static let altField = "alt"
+    /// Room in a body for what surrounds the file: the boundaries, the part headers and `alt` (at most 8 KiB).
+    /// A body larger than `MEDIA_MAX_BYTES` plus this answers 413 as soon as it is crossed.
+    static let framingAllowanceBytes = 64 * 1024
+    /// The bytes read while the parser is between a part's boundary and its body (its headers, or a preamble); past
+    /// it, 400. multipart-kit keeps a header's name and value in memory whole, so this bounds what one header costs.
+    static let maxPartHeaderBytes = 256 * 1024
+    /// What a client is told to wait after the upload could not be stored (a full or failing disk is not fixed in seconds).
+    static let storageRetryAfterSeconds = 30
 
     /// Removes the temporary file, in the background (the request is answered meanwhile).
     func removeFile() {
@@ -48,23 +63,56 @@ struct MultipartUpload {
         return nil
     }
 
-    /// Reads the whole body. Throws `APIError` for a malformed body (400), a file over `maxFileBytes` (413) or a
-    /// field over `maxFieldBytes` (422).
+    /// Reads the whole body within `timeLimit` (else 408 `request_timeout`, the temporary file removed before the
+    /// answer). Throws `APIError` for a malformed body (400), a refused part or a long `alt` (422), a body or file over
+    /// its bound (413) or a temporary file that cannot be written (503); `CancellationError` when the request itself
+    /// was cancelled.
     static func read(
+        _ body: RequestBody, boundary: String, maxFileBytes: Int, maxFieldBytes: Int, temporaryDirectory: String, timeLimit: Duration
+    ) async throws -> MultipartUpload {
+        try await withThrowingTaskGroup(of: MultipartUpload?.self) { group in
+            group.addTask {
+                try await readBody(body, boundary: boundary, maxFileBytes: maxFileBytes, maxFieldBytes: maxFieldBytes, temporaryDirectory: temporaryDirectory)
+            }
+            group.addTask {
+                try await Task.sleep(for: timeLimit)
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            if let upload = first { return upload }
+            // The time limit came first. The reader, cancelled, removes its file before it ends; one that finished at
+            // the same instant hands its file back here.
+            while let late = try? await group.next() {
+                if let path = late?.filePath { _ = try? await FileSystem.shared.removeItem(at: FilePath(path)) }
+            }
+            throw APIError.requestTimeout("the upload did not arrive within \(timeLimit.components.seconds) s")
+        }
+    }
+
+    private static func readBody(
         _ body: RequestBody, boundary: String, maxFileBytes: Int, maxFieldBytes: Int, temporaryDirectory: String
     ) async throws -> MultipartUpload {
         let state = ParseState()
         let parser = GuardedMultipartParser(boundary: boundary)
         parser.onHeader = { name, value in
-            if name.lowercased() == "content-disposition" { state.currentName = fieldName(fromDisposition: value) }
+            guard state.refusal == nil, name.lowercased() == "content-disposition" else { return }
+            state.admit(fieldName(fromDisposition: value))
         }
         parser.onBody = { buffer in
-            state.pending.append((state.currentName ?? "", buffer))
+            guard state.refusal == nil else { return }
+            if state.currentName == nil { state.admit(nil) }
+            state.inHeaders = false
+            if let name = state.currentName { state.pending.append((name, buffer)) }
         }
         parser.onPartComplete = {
-            state.pending.append((state.currentName ?? "", nil))
+            guard state.refusal == nil else { return }
+            if state.currentName == nil { state.admit(nil) }
+            if let name = state.currentName { state.pending.append((name, nil)) }
             state.currentName = nil
+            state.inHeaders = true
         }
+        let maxBodyBytes = maxFileBytes + framingAllowanceBytes
         var upload = MultipartUpload()
         var handle: WriteFileHandle?
         var writtenOffset: Int64 = 0
@@ -73,70 +121,99 @@ struct MultipartUpload {
         var unwritten = ByteBuffer()
         func flush() async throws {
             guard unwritten.readableBytes > 0 else { return }
-            if handle == nil {
-                let path = temporaryDirectory + "/upload-" + UUID().uuidString
-                upload.filePath = path
-                handle = try await FileSystem.shared.openFile(forWritingAt: FilePath(path), options: .newFile(replaceExisting: false))
-            }
-            if let handle {
-                writtenOffset += Int64(try await handle.write(contentsOf: unwritten.readableBytesView, toAbsoluteOffset: writtenOffset))
+            do {
+                if handle == nil {
+                    let path = temporaryDirectory + "/upload-" + UUID().uuidString
+                    upload.filePath = path
+                    handle = try await FileSystem.shared.openFile(forWritingAt: FilePath(path), options: .newFile(replaceExisting: false))
+                }
+                if let handle {
+                    writtenOffset += Int64(try await handle.write(contentsOf: unwritten.readableBytesView, toAbsoluteOffset: writtenOffset))
+                }
+            } catch {
+                throw StorageFailed(underlying: error)
             }
             unwritten.clear()
         }
-        var fieldBuffers: [String: [UInt8]] = [:]
+        var altBytes: [UInt8]?
         var fileDone = false
-        func fail(_ error: APIError) async -> APIError {
+        var bodyBytes = 0
+        var headerBytes = 0
+        /// Closes and removes the temporary file (awaited: the answer goes out after it is gone).
+        func discardFile() async {
             _ = try? await handle?.close()
             handle = nil
             if let path = upload.filePath { _ = try? await FileSystem.shared.removeItem(at: FilePath(path)) }
-            return error
+            upload.filePath = nil
         }
         do {
             for try await chunk in body {
+                bodyBytes += chunk.readableBytes
+                guard bodyBytes <= maxBodyBytes else {
+                    throw APIError(.contentTooLarge, "payload_too_large", "the upload is larger than \(maxFileBytes) bytes")
+                }
                 do {
                     try parser.execute(chunk)
                 } catch {
-                    throw await fail(.badRequest("the multipart body is malformed"))
+                    throw APIError.badRequest("the multipart body is malformed")
                 }
+                if let refusal = state.refusal { throw refusal }
+                headerBytes = state.inHeaders ? headerBytes + chunk.readableBytes : 0
+                guard headerBytes <= maxPartHeaderBytes else { throw APIError.badRequest("a part's headers are too long") }
                 let pending = state.pending
                 state.pending.removeAll(keepingCapacity: true)
                 for (name, piece) in pending {
-                    if name == "file" {
+                    if name == fileField {
                         guard let piece else {
                             fileDone = true
                             continue
                         }
-                        guard !fileDone else { throw await fail(.invalidField("file", "must be sent once")) }
                         upload.fileBytes += piece.readableBytes
                         if upload.fileBytes > maxFileBytes {
-                            throw await fail(APIError(.contentTooLarge, "payload_too_large", "the file is larger than \(maxFileBytes) bytes"))
+                            throw APIError(.contentTooLarge, "payload_too_large", "the file is larger than \(maxFileBytes) bytes")
                         }
                         unwritten.writeImmutableBuffer(piece)
                         if unwritten.readableBytes >= Self.writeBatchBytes { try await flush() }
                     } else if let piece {
-                        var bytes = fieldBuffers[name, default: []]
+                        var bytes = altBytes ?? []
                         bytes.append(contentsOf: piece.readableBytesView)
-                        guard bytes.count <= maxFieldBytes else {
-                            throw await fail(.invalidField(name, "is too long"))
-                        }
-                        fieldBuffers[name] = bytes
+                        guard bytes.count <= maxFieldBytes else { throw APIError.invalidField(name, "is too long") }
+                        altBytes = bytes
                     }
                 }
             }
+            // A body cut short by its task's cancellation (the time limit, a shutdown) is not an upload.
+            try Task.checkCancellation()
+            if upload.fileBytes > 0, !fileDone { throw APIError.badRequest("the multipart body ended inside the file part") }
             try await flush()
-            try await handle?.close()
+            do {
+                try await handle?.close()
+            } catch {
+                throw StorageFailed(underlying: error)
+            }
             handle = nil
         } catch let error as APIError {
+            await discardFile()
             throw error
+        } catch is StorageFailed {
+            await discardFile()
+            throw APIError(
+                .serviceUnavailable, "media_unavailable", "the server could not store the upload; try again later", retryAfter: storageRetryAfterSeconds
+            )
+        } catch is CancellationError {
+            await discardFile()
+            throw CancellationError()
         } catch {
-            throw await fail(.badRequest("the upload could not be read"))
+            // The body stream failed: the client broke the HTTP framing or went away mid-body.
+            await discardFile()
+            throw APIError.badRequest("the upload could not be read")
         }
-        for (name, bytes) in fieldBuffers {
-            guard let text = String(validating: bytes, as: UTF8.self) else {
-                if let path = upload.filePath { _ = try? await FileSystem.shared.removeItem(at: FilePath(path)) }
-                throw APIError.invalidField(name, "is not valid UTF-8")
+        if let altBytes {
+            guard let text = String(validating: altBytes, as: UTF8.self) else {
+                await discardFile()
+                throw APIError.invalidField(altField, "is not valid UTF-8")
             }
-            upload.fields[name] = text
+            upload.alt = text
         }
         return upload
     }
@@ -144,10 +221,36 @@ struct MultipartUpload {
     /// The size of the writes that put the `file` part on disk (at most this much of an upload is in memory).
     static let writeBatchBytes = 512 * 1024
 
+    /// A temporary-file operation failed (a full or failing disk): the server's condition, not the client's.
+    private struct StorageFailed: Error {
+        let underlying: any Error
+    }
+
     /// What the parser's callbacks collect between two chunks; used by one task only.
     private final class ParseState {
+        /// The current part's name, once admitted.
         var currentName: String?
+        /// The parts admitted so far (each at most once).
+        var seen: Set<String> = []
+        /// The first refused part; nothing is collected after it.
+        var refusal: APIError?
+        /// True between a boundary and the next part's first body byte.
+        var inHeaders = true
         /// Body pieces in order, tagged with their part's name; nil marks the end of a part.
         var pending: [(String, ByteBuffer?)] = []
+
+        /// Admits a part by its name, or records why it is refused.
+        func admit(_ name: String?) {
+            guard let name, name == MultipartUpload.fileField || name == MultipartUpload.altField else {
+                // Named in the answer as sent (cut to 64 characters); a part without a name is `part`.
+                refusal = .invalidField(name.map { String($0.prefix(64)) } ?? "part", "is not read here; send only `file` and `alt`")
+                return
+            }
+            guard seen.insert(name).inserted else {
+                refusal = .invalidField(name, "must be sent once")
+                return
+            }
+            currentName = name
+        }
     }
 }

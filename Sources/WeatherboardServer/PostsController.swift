@@ -38,7 +38,7 @@ struct PostsController {
         var draft = PostDraft(weatherType: body.weatherType, category: body.category, title: body.title, body: body.body, location: location)
         draft.mediaIDs = try Self.mediaIDs(body.mediaIds) ?? []
         let (post, _) = try await posts.create(draft, by: identity, idempotencyKey: request.idempotencyKey)
-        return jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request)), status: .created)
+        return jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request, context)), status: .created)
     }
 
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -54,7 +54,7 @@ struct PostsController {
             limit: try input.pageLimit()
         )
         let viewer = context.viewer
-        let links = mediaURLs.links(request)
+        let links = mediaURLs.links(request, context)
         let page = try await posts.list(query, viewer: viewer)
         let language = request.language
         var items = page.posts.map { PostResponse($0, viewer: viewer, language: language, media: links) }
@@ -66,7 +66,7 @@ struct PostsController {
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let post = try await posts.post(id: try context.pathID("id", "post"), viewer: context.viewer)
-        var response = jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request)))
+        var response = jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request, context)))
         response.headers[.eTag] = PostETag.value(post)
         return response
     }
@@ -80,7 +80,7 @@ struct PostsController {
         )
         let precondition = PostETag.precondition(ifMatch: request.headers[values: .ifMatch], postID: id)
         let post = try await posts.update(id: id, patch: patch, precondition: precondition, by: identity)
-        var response = jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request)))
+        var response = jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request, context)))
         response.headers[.eTag] = PostETag.value(post)
         return response
     }

@@ -22,7 +22,7 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
     let metrics: AppMetrics
     /// The largest upload body (`POST /v1/media`): `MEDIA_MAX_BYTES` plus room for the form around the file.
     /// Every other body is limited by the context's `maxUploadSize`.
-    var maxUploadBodyBytes: Int = 16 * 1024 * 1024 + AppRequestContext.maxBodyBytes
+    var maxUploadBodyBytes: Int = 16 * 1024 * 1024 + MultipartUpload.framingAllowanceBytes
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -79,10 +79,17 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
             apiError = APIError(error)
         case let error as HTTPError:
             apiError = Self.translate(error)
+        case is NIOTooManyBytesError:
+            // A chunked body (no Content-Length to refuse up front) ran past the context's `maxUploadSize` while collected.
+            apiError = .bodyTooLarge
         case let error as PostgresError where error.isNULInText:
             // Input checks (`InputText`) should have refused it first; the data layer refused it anyway.
             logger.warning("NUL reached the data layer", metadata: ["request_id": "\(requestID)", "path": "\(request.uri.path)"])
             apiError = .badRequest("text must not contain a NUL character (U+0000)")
+        case is CancellationError:
+            // The server stopped the request (it is shutting down): not the client's fault, and not a bug.
+            logger.notice("request cancelled", metadata: ["request_id": "\(requestID)", "path": "\(request.uri.path)"])
+            apiError = .cancelled
         case let error as PostgresError where error.isUnavailable:
             logger.warning("database unavailable", metadata: ["request_id": "\(requestID)", "error": "\(error)"])
             apiError = .databaseUnavailable
