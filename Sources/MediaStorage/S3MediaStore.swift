@@ -1,6 +1,5 @@
 import CurlClient
 import Hashing
-import NIOPosix
 
 /// Media in an S3-compatible bucket, over the project's libcurl client, signed by libcurl's own AWS SigV4
 /// (`CURLOPT_AWS_SIGV4`). Path-style URLs (`ENDPOINT/BUCKET/KEY`), so any S3-compatible store works.
@@ -18,7 +17,7 @@ public struct S3MediaStore: MediaStore {
 
     /// - Parameters:
     ///   - endpoint: `S3_ENDPOINT`, e.g. `https://s3.eu-central-1.amazonaws.com` or `http://127.0.0.1:9000`.
-    ///   - httpClient: runs the transfers on its own thread pool (default: a client on `NIOThreadPool.singleton`).
+    ///   - httpClient: runs the transfers on its thread pool (``MediaIO``'s).
     ///   - connectTimeoutMilliseconds, timeoutMilliseconds: bounds of every request (a 16 MiB upload fits in
     ///     the default 30 s at about 4 Mbit/s).
     public init(
@@ -28,7 +27,7 @@ public struct S3MediaStore: MediaStore {
         accessKeyID: String,
         secretAccessKey: String,
         publicBaseURL: String,
-        httpClient: CurlHTTPClient = CurlHTTPClient(threadPool: .singleton),
+        httpClient: CurlHTTPClient,
         connectTimeoutMilliseconds: Int = 2000,
         timeoutMilliseconds: Int = 30_000
     ) {

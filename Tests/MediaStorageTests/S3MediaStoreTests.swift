@@ -12,7 +12,7 @@ import Testing
         S3MediaStore(
             endpoint: "http://127.0.0.1:\(port)/", bucket: "media-bucket", region: "eu-test-1",
             accessKeyID: "AKIDEXAMPLE", secretAccessKey: "wJalr/XUtnFEMI+K7MDENG:bPxRfiCY",
-            publicBaseURL: "https://cdn.example.test/media", timeoutMilliseconds: timeoutMilliseconds
+            publicBaseURL: "https://cdn.example.test/media", httpClient: testIO.httpClient, timeoutMilliseconds: timeoutMilliseconds
         )
     }
 

@@ -501,7 +501,7 @@ struct MediaOnS3Tests {
             return
         }
         let storage = try MediaStorageConfiguration(environment: environment, defaultDirectory: "unused", defaultPublicBaseURL: "")
-        let store = storage.makeStore(httpClient: sharedClient)
+        let store = storage.makeStore(io: MediaIO())
         try await withTestServer(configure: { $0.mediaStorage = storage }) { server in
             let author = try await server.anonymousAccount()
             let uploaded = try await server.upload(try await MediaFixtures.jpeg, token: author.token)
