@@ -12,6 +12,10 @@ public struct S3MediaStore: MediaStore {
     private let connectTimeoutMilliseconds: Int
     private let timeoutMilliseconds: Int
 
+    /// Every object's `Cache-Control`, for whoever serves the bucket (its public URL, a CDN): keys are random and
+    /// an object is never rewritten, so what a reader has cached stays right. Kept through moves (the copy keeps it).
+    public static let cacheControl = "public, max-age=31536000, immutable"
+
     /// SHA-256 of the empty body, hex: `x-amz-content-sha256` of a GET, HEAD or DELETE.
     static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
@@ -44,7 +48,7 @@ public struct S3MediaStore: MediaStore {
 
     public func put(_ key: String, _ bytes: [UInt8], contentType: String) async throws {
         try MediaKey.validate(key)
-        let response = try await send("PUT", key, body: bytes, headers: [("Content-Type", contentType)])
+        let response = try await send("PUT", key, body: bytes, headers: [("Content-Type", contentType), ("Cache-Control", Self.cacheControl)])
         guard response.status == 200 else { throw Self.failure(response, key: key) }
     }
 
@@ -68,7 +72,8 @@ public struct S3MediaStore: MediaStore {
         }
     }
 
-    /// A server-side copy (`x-amz-copy-source`), then a delete of the source.
+    /// A server-side copy (`x-amz-copy-source`) that keeps the object's `Content-Type` and `Cache-Control`
+    /// (`x-amz-metadata-directive: COPY`, S3's default, said explicitly), then a delete of the source.
     public func move(_ from: String, to: String) async throws {
         try MediaKey.validate(from)
         try MediaKey.validate(to)
@@ -76,7 +81,7 @@ public struct S3MediaStore: MediaStore {
             guard try await exists(from) else { throw MediaStoreError(.notFound, key: from, message: "no such object") }
             return
         }
-        let copy = try await send("PUT", to, body: [], headers: [("x-amz-copy-source", "/\(bucket)/\(from)")])
+        let copy = try await send("PUT", to, body: [], headers: [("x-amz-copy-source", "/\(bucket)/\(from)"), ("x-amz-metadata-directive", "COPY")])
         switch copy.status {
         // S3 may answer a copy with 200 and an error in the body.
         case 200 where S3ErrorBody(copy.body) == nil:
@@ -108,7 +113,7 @@ public struct S3MediaStore: MediaStore {
 
     func url(for key: String) -> String { "\(endpoint)/\(bucket)/\(key)" }
 
-    private func send(_ method: String, _ key: String, body: [UInt8]? = nil, headers: [(String, String)] = []) async throws -> CurlResponse {
+    func send(_ method: String, _ key: String, body: [UInt8]? = nil, headers: [(String, String)] = []) async throws -> CurlResponse {
         let payloadHash = body.map { $0.isEmpty ? Self.emptyPayloadHash : Hex.encode(Digest.sha256($0)) } ?? Self.emptyPayloadHash
         let request = CurlRequest(
             method: method,
