@@ -55,7 +55,7 @@ public struct AppDependencies: Sendable {
             records: MediaRecords(database: database), files: MediaFiles(store: mediaStore), processor: imageProcessor,
             rateLimiter: rateLimiter, logger: logger, observer: metrics.recordMedia, filter: filter
         )
-        self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter, media: media)
+        self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter)
         let regions = regions ?? RegionStore(database: database)
         self.regions = regions
         self.posts = PostService(store: PostgresPostStore(database: database), regions: regions, rateLimiter: rateLimiter, filter: filter, media: media)
