@@ -160,6 +160,7 @@ let package = Package(
                 "WeatherboardServer", "WeatherboardAPI", "Database", "CurlClient", "Board", "Vocabulary", "Weather", "RateLimit", "MediaStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),

@@ -7,11 +7,8 @@ public struct AccountService: Sendable {
     let store: any AccountStore
     let hasher: PasswordHasher
     let rateLimiter: RateLimiter
-    /// Deletes a deleted account's media files and hides its evidence media; nil where media is not served.
-    let media: MediaService?
 
-    public init(store: any AccountStore, hasher: PasswordHasher, rateLimiter: RateLimiter, media: MediaService? = nil) {
-        self.media = media
+    public init(store: any AccountStore, hasher: PasswordHasher, rateLimiter: RateLimiter) {
         self.store = store
         self.hasher = hasher
         self.rateLimiter = rateLimiter
@@ -101,9 +98,9 @@ public struct AccountService: Sendable {
     }
 
     public func deleteAccount(_ identity: Identity) async throws {
-        let removedMedia = try await store.delete(accountID: identity.accountID)
-        await media?.deleteFiles(removedMedia)
-        await media?.syncVisibility(.owner(identity.accountID))
+        // No file is touched here: the media sync moves the account's images to the private side within
+        // MEDIA_SYNC_SECONDS, and the purger deletes them.
+        try await store.delete(accountID: identity.accountID)
     }
 
     public func account(id: Int) async throws -> Account {

@@ -23,8 +23,8 @@ public protocol AccountStore: Sendable {
     /// Deletes the account (CONTRACT §3): its sessions, blocks and idempotency keys go; its posts leave
     /// every view and lose their text, except reported ones, which stay as moderation evidence (their
     /// reports keep their snapshots); the account row stays only as an id, without name or password.
-    /// Returns the storage keys of the media it deleted, whose files the caller deletes after the commit.
-    func delete(accountID: Int) async throws -> [String]
+    /// Its media is only marked, in the same transaction: the media sync and the purger deal with the files.
+    func delete(accountID: Int) async throws
     func block(blocker: Int, blocked: Int) async throws
     func unblock(blocker: Int, blocked: Int) async throws
 }

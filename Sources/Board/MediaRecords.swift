@@ -108,9 +108,10 @@ public struct MediaRecords: Sendable {
     static let inEvidence = "EXISTS (SELECT 1 FROM reports r WHERE r.reported_media @> ARRAY[m.id] AND r.reported_body <> '')"
 
     /// Attaches `ids` (in display order) to `postID` inside the post's transaction: only the owner's media that
-    /// is unattached or already on this post. Media on the post but left off the list is deleted (or, when a
-    /// report names it, retired: kept private as evidence); the deleted keys are returned so the caller
-    /// deletes their files once the transaction has committed.
+    /// is unattached or already on this post. Media on the post but left off the list is only marked here: taken
+    /// off and retired, so the sync moves its files to the private side and the purger deletes it (unless a report
+    /// names it: then it stays, private, as evidence). Returns the keys of the media taken off.
+    @discardableResult
     static func attach(_ ids: [Int], to postID: Int, ownerID: Int, on connection: PostgresConnection) throws -> [String] {
         guard ids.count <= 4, Set(ids).count == ids.count else {
             throw BoardError.invalidField(field: "mediaIds", message: "must be at most 4 distinct media ids")
@@ -118,16 +119,11 @@ public struct MediaRecords: Sendable {
         let kept = ids.map(String.init)
         let removed = try connection.query(
             """
-            DELETE FROM media m WHERE m.post_id = \(postID) AND NOT (m.id = ANY(\(kept)::int8[])) AND NOT \(raw: inEvidence)
-            RETURNING m.storage_key
-            """
-        ).map { try $0.decode(String.self, "storage_key") }
-        try connection.execute(
-            """
             UPDATE media SET post_id = NULL, position = NULL, retired = true, sync_due = true
             WHERE post_id = \(postID) AND NOT (id = ANY(\(kept)::int8[]))
+            RETURNING storage_key
             """
-        )
+        ).map { try $0.decode(String.self, "storage_key") }
         // Park the kept ones first so positions can be rewritten in any order.
         try connection.execute("UPDATE media SET position = NULL, post_id = NULL WHERE post_id = \(postID)")
         for (position, id) in ids.enumerated() {
@@ -144,26 +140,44 @@ public struct MediaRecords: Sendable {
         return removed
     }
 
-    /// Account deletion: the account's media that no report names is deleted (keys returned for the files);
-    /// the rest is retired, private, as evidence.
-    static func removeForDeletedAccount(_ accountID: Int, on connection: PostgresConnection) throws -> [String] {
-        let removed = try connection.query(
-            "DELETE FROM media m WHERE m.owner_id = \(accountID) AND NOT \(raw: inEvidence) RETURNING m.storage_key"
-        ).map { try $0.decode(String.self, "storage_key") }
-        try connection.execute("UPDATE media SET retired = true, sync_due = true WHERE owner_id = \(accountID)")
-        return removed
+    /// Account deletion, in its transaction: every media of the account is retired and marked for the sync, which
+    /// moves its files to the private side; the purger then deletes what no report names, rows and files. Media a
+    /// report names stays on its (reported, so kept) post as evidence; the rest is taken off its post, which may go.
+    /// One statement over `media_owner_idx`, however many images the account has: no file is touched here.
+    static func retireForDeletedAccount(_ accountID: Int, on connection: PostgresConnection) throws {
+        try connection.execute(
+            """
+            UPDATE media m SET retired = true, sync_due = true,
+                post_id = CASE WHEN \(raw: inEvidence) THEN m.post_id END,
+                position = CASE WHEN \(raw: inEvidence) THEN m.position END
+            WHERE m.owner_id = \(accountID)
+            """
+        )
     }
 
-    /// Media whose files may be on the wrong side: (id, key, where they should be).
-    func dueForSync(_ scope: MediaService.SyncScope, limit: Int) async throws -> [(id: Int, key: String, isPublic: Bool, shouldBePublic: Bool)] {
-        var sql: SQLQuery = "SELECT m.id, m.storage_key, m.public, \(raw: Self.shouldBePublic) AS should_be_public FROM media m WHERE m.sync_due"
+    /// How long one sync has a due row to itself, from its claim: no other sync (this instance's or another's)
+    /// moves that row's files meanwhile. A sync that dies mid-move leaves the row to the next after this.
+    static let syncClaimSeconds = 300
+
+    /// Claims up to `limit` due media not claimed by another sync (rows another transaction holds are skipped), but
+    /// none of `excluding` (what this pass already failed to move): (id, key, where its files are, where they should be).
+    func claimForSync(
+        _ scope: MediaService.SyncScope, limit: Int, excluding: [Int] = []
+    ) async throws -> [(id: Int, key: String, isPublic: Bool, shouldBePublic: Bool)] {
+        var due: SQLQuery = "SELECT u.id FROM media u WHERE u.sync_due AND (u.sync_claimed_until IS NULL OR u.sync_claimed_until < now())"
+        if !excluding.isEmpty { due.append(" AND NOT (u.id = ANY(\(excluding.map(String.init))::int8[]))" as SQLQuery) }
         switch scope {
         case .all: break
-        case .post(let postID): sql.append(" AND m.post_id = \(postID)" as SQLQuery)
-        case .owner(let ownerID): sql.append(" AND m.owner_id = \(ownerID)" as SQLQuery)
-        case .media(let id): sql.append(" AND m.id = \(id)" as SQLQuery)
+        case .post(let postID): due.append(" AND u.post_id = \(postID)" as SQLQuery)
+        case .owner(let ownerID): due.append(" AND u.owner_id = \(ownerID)" as SQLQuery)
+        case .media(let id): due.append(" AND u.id = \(id)" as SQLQuery)
         }
-        sql.append(" ORDER BY m.id LIMIT \(limit)" as SQLQuery)
+        due.append(" ORDER BY u.id LIMIT \(limit) FOR UPDATE SKIP LOCKED" as SQLQuery)
+        var sql: SQLQuery = "UPDATE media m SET sync_claimed_until = now() + make_interval(secs => \(Self.syncClaimSeconds)::int) FROM ("
+        sql.append(due)
+        sql.append(
+            ") due WHERE m.id = due.id RETURNING m.id, m.storage_key, m.public, \(raw: Self.shouldBePublic) AS should_be_public" as SQLQuery
+        )
         return try await database.query(sql).map {
             (try $0.decode(Int.self, "id"), try $0.decode(String.self, "storage_key"), try $0.decode(Bool.self, "public"),
              try $0.decode(Bool.self, "should_be_public"))
@@ -175,11 +189,19 @@ public struct MediaRecords: Sendable {
         (NOT m.retired AND COALESCE((SELECT p.status = 'visible' AND p.deleted_at IS NULL FROM posts p WHERE p.id = m.post_id), true))
         """
 
-    /// Records where the files now are; a change made meanwhile keeps the row due.
+    /// Records where the files now are and ends the claim; a change made meanwhile keeps the row due.
     func synced(id: Int, isPublic: Bool) async throws {
         try await database.execute(
-            "UPDATE media m SET public = \(isPublic), sync_due = (\(raw: Self.shouldBePublic) <> \(isPublic)) WHERE m.id = \(id)"
+            """
+            UPDATE media m SET public = \(isPublic), sync_due = (\(raw: Self.shouldBePublic) <> \(isPublic)), sync_claimed_until = NULL
+            WHERE m.id = \(id)
+            """
         )
+    }
+
+    /// After a failed move: the row stays due and unclaimed, for the next pass.
+    func release(id: Int) async throws {
+        try await database.execute("UPDATE media SET sync_claimed_until = NULL WHERE id = \(id)")
     }
 
     /// The purger's statement for unattached media older than `hours`, at most `limit`: deleted, keys returned for
@@ -194,12 +216,14 @@ public struct MediaRecords: Sendable {
         """
     }
 
-    /// The purger's statement for retired media no report's snapshot names any more (the evidence was erased).
+    /// The purger's statement for retired media no report's snapshot names (never did, or the evidence was
+    /// erased): deleted, keys returned for their files. Only once the sync has settled them (not due, so not
+    /// claimed): a sync never moves a file the purger is deleting, which could leave a copy behind.
     static func purgeRetired(limit: Int) -> SQLQuery {
         """
         DELETE FROM media m WHERE m.id IN (
-            SELECT m.id FROM media m WHERE m.retired AND NOT \(raw: Self.inEvidence) LIMIT \(limit))
-          AND m.retired AND NOT \(raw: Self.inEvidence)
+            SELECT m.id FROM media m WHERE m.retired AND NOT m.sync_due AND NOT \(raw: Self.inEvidence) LIMIT \(limit))
+          AND m.retired AND NOT m.sync_due AND NOT \(raw: Self.inEvidence)
         RETURNING m.storage_key
         """
     }

@@ -160,32 +160,40 @@ public struct MediaService: Sendable {
         case media(Int)
     }
 
-    /// Moves the files of media whose post changed visibility (the `sync_due` rows), up to `limit`; returns how
-    /// many were moved. A request that changed a post's visibility calls it for that post at once; the background
-    /// loop calls it for everything. A media whose move fails stays due and is retried.
+    /// Moves the files of media whose post changed visibility, or that was retired (taken off a post, its account
+    /// deleted): the `sync_due` rows, in batches of `batchSize`, until none is left but those that failed in this
+    /// pass. Returns how many were moved. A request that changed a post's visibility calls it for that post at once; the
+    /// background loop calls it for everything. Safe on every instance at once: each row is claimed by one sync
+    /// while it moves (``MediaRecords/syncClaimSeconds``); a row whose move failed stays due and is retried by a
+    /// later pass. Moves are idempotent, so a sync that died mid-way is simply redone.
     @discardableResult
-    public func syncVisibility(_ scope: SyncScope = .all, limit: Int = 500) async -> Int {
-        let due: [(id: Int, key: String, isPublic: Bool, shouldBePublic: Bool)]
-        do {
-            due = try await records.dueForSync(scope, limit: limit)
-        } catch {
-            logger.warning("media visibility sync could not read its work; it is retried", metadata: ["error": "\(error)"])
-            return 0
-        }
+    public func syncVisibility(_ scope: SyncScope = .all, batchSize: Int = 100) async -> Int {
         var moved = 0
-        for item in due {
+        var failed: [Int] = []
+        while true {
+            let due: [(id: Int, key: String, isPublic: Bool, shouldBePublic: Bool)]
             do {
-                if item.isPublic != item.shouldBePublic {
-                    try await files.setPublic(item.key, item.shouldBePublic)
-                    moved += 1
-                }
-                try await records.synced(id: item.id, isPublic: item.shouldBePublic)
+                due = try await records.claimForSync(scope, limit: batchSize, excluding: failed)
             } catch {
-                observer?(.storageError(operation: "move"))
-                logger.warning("media visibility sync failed for one media; it is retried", metadata: ["media": "\(item.id)", "error": "\(error)"])
+                logger.warning("media visibility sync could not read its work; it is retried", metadata: ["error": "\(error)"])
+                return moved
             }
+            for item in due {
+                do {
+                    if item.isPublic != item.shouldBePublic {
+                        try await files.setPublic(item.key, item.shouldBePublic)
+                        moved += 1
+                    }
+                    try await records.synced(id: item.id, isPublic: item.shouldBePublic)
+                } catch {
+                    failed.append(item.id)
+                    observer?(.storageError(operation: "move"))
+                    logger.warning("media visibility sync failed for one media; it is retried", metadata: ["media": "\(item.id)", "error": "\(error)"])
+                    try? await records.release(id: item.id)
+                }
+            }
+            if due.count < batchSize { return moved }
         }
-        return moved
     }
 
     /// Best effort: a file that cannot be deleted now is logged (its row is already gone).

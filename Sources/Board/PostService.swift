@@ -10,8 +10,7 @@ public struct PostService: Sendable {
     let regions: any RegionResolving
     let rateLimiter: RateLimiter
     let filter: any ContentFilter
-    /// Deletes the files of media taken off a post and moves files to follow a post's visibility; nil where
-    /// media is not served (operator commands).
+    /// Moves media files to follow a post's visibility; nil where media is not served (operator commands).
     let media: MediaService?
 
     public init(
@@ -162,7 +161,8 @@ public struct PostService: Sendable {
         let rule = try await filter.holdRule()
         // The alt texts of a new media list (the store keeps only the caller's own); without one, the post's own.
         let newAlts: [String]? = if let ids = patch.mediaIDs { try await media?.altTexts(ids, ownerID: identity.accountID) ?? [] } else { nil }
-        let (post, removedMedia) = try await store.edit(id: id) { post in
+        // Media left off a new list is only marked by the store (the sync and the purger deal with its files).
+        let (post, _) = try await store.edit(id: id) { post in
             guard !post.deleted, Self.canSee(post, viewer: viewer) else { throw BoardError.notFound("post") }
             guard post.authorID == identity.accountID else { throw BoardError.notOwner }
             // A bad value is reported before a stale If-Match: the request could never succeed as sent.
@@ -170,8 +170,8 @@ public struct PostService: Sendable {
             if let precondition, !precondition.matches(post.version) { throw BoardError.preconditionFailed }
             return Self.merge(validated, into: post, rule: rule, alts: newAlts)
         }
-        await media?.deleteFiles(removedMedia)
-        if patch.mediaIDs != nil { await media?.syncVisibility(.owner(identity.accountID)) }
+        // Media new on a post that is not visible goes to the private side at once.
+        if patch.mediaIDs != nil { await media?.syncVisibility(.post(id)) }
         return post
     }
 

@@ -122,21 +122,20 @@ public struct PostgresAccountStore: AccountStore {
         return try rows.first.map(Self.account(from:))
     }
 
-    public func delete(accountID: Int) async throws -> [String] {
+    public func delete(accountID: Int) async throws {
         try await database.transaction { connection in
             let locked = try connection.query("SELECT id FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL FOR UPDATE")
-            guard !locked.isEmpty else { return [] }
+            guard !locked.isEmpty else { return }
             // Its live posts too: a report on one (which locks the post) either commits before this goes on, and
             // the statements below (each with a fresh snapshot) see it and keep the post as evidence, or waits
             // and then finds the post deleted. Without this lock a report committed meanwhile was cascaded away.
             _ = try connection.execute("SELECT 1 FROM posts WHERE author_id = \(accountID) AND deleted_at IS NULL FOR UPDATE")
-            // Media first: what no report names goes (files deleted by the caller after the commit), the rest
-            // is retired, private, as evidence. Then the posts it was on can go.
-            let removedMedia = try MediaRecords.removeForDeletedAccount(accountID, on: connection)
+            // Media first, only marked: all of it retired (the sync makes its files private, the purger deletes
+            // what no report names), and off the posts that may go. Then those posts can go.
+            try MediaRecords.retireForDeletedAccount(accountID, on: connection)
             for statement in Self.deletionStatements(accountID: accountID) {
                 try connection.execute(statement)
             }
-            return removedMedia
         }
     }
 

@@ -1,12 +1,22 @@
 import CCurl
 import Foundation
 import NIOPosix
+import Synchronization
 
 /// An HTTP client over libcurl's easy interface. Each transfer blocks a thread of a dedicated
 /// `NIOThreadPool`, never Swift's cooperative pool.
+///
+/// Easy handles are kept between requests (reset, not remade), and a handle keeps its live connections: the next
+/// request to the same host reuses one instead of making a new TCP (and TLS) connection. Idle handles are a
+/// stack, so requests one after another take the same handle and its connection.
 public final class CurlHTTPClient: Sendable {
     private let threadPool: NIOThreadPool
     private let ownsPool: Bool
+    /// Handles not in a transfer, the most recently used last.
+    private let idle: Mutex<[EasyHandle]>
+    /// The most idle handles kept: a handle returned past it is closed with its connections. As many as transfers
+    /// that run at once (the pool's threads), so a burst keeps its connections for the next one.
+    let maxIdleHandles: Int
 
     /// A client with its own pool of `threads` threads (stopped by `shutdown()`).
     public init(threads: Int = 4) {
@@ -14,33 +24,63 @@ public final class CurlHTTPClient: Sendable {
         self.threadPool = NIOThreadPool(numberOfThreads: threads)
         self.threadPool.start()
         self.ownsPool = true
+        self.maxIdleHandles = threads
+        self.idle = Mutex([])
     }
 
-    public init(threadPool: NIOThreadPool) {
+    /// A client on a pool it does not own; `maxIdleHandles` is best set to the pool's thread count.
+    public init(threadPool: NIOThreadPool, maxIdleHandles: Int = 4) {
         Self.globalInit
         self.threadPool = threadPool
         self.ownsPool = false
+        self.maxIdleHandles = maxIdleHandles
+        self.idle = Mutex([])
     }
 
     private static let globalInit: Void = {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }()
 
+    /// Closes the idle handles (and their connections), and stops the pool if it is the client's own.
     public func shutdown() async {
         if ownsPool { try? await threadPool.shutdownGracefully() }
+        let closed = idle.withLock { handles in
+            let all = handles
+            handles.removeAll()
+            return all
+        }
+        _ = closed  // released here, outside the lock
     }
 
     public func send(_ request: CurlRequest) async throws -> CurlResponse {
         try await threadPool.runIfActive {
-            try Self.perform(request)
+            let handle = try self.checkOut()
+            defer { self.checkIn(handle) }
+            return try Self.perform(request, on: handle)
         }
     }
 
-    /// Performs one transfer synchronously. Internal: callers go through `send`, which runs it on the thread pool.
-    static func perform(_ request: CurlRequest) throws -> CurlResponse {
-        globalInit
-        guard let handle = curl_easy_init() else { throw CurlError(code: -1, message: "curl_easy_init failed") }
-        defer { curl_easy_cleanup(handle) }
+    /// The most recently used idle handle, reset to curl's defaults (its connections stay), or a new one.
+    private func checkOut() throws -> EasyHandle {
+        if let handle = idle.withLock({ $0.popLast() }) {
+            curl_easy_reset(handle.pointer)
+            return handle
+        }
+        guard let pointer = curl_easy_init() else { throw CurlError(code: -1, message: "curl_easy_init failed") }
+        return EasyHandle(pointer)
+    }
+
+    /// Keeps the handle for the next transfer, unless `maxIdleHandles` are kept already: then it is released when
+    /// its transfer's closure ends (outside the lock), closing its connections.
+    private func checkIn(_ handle: EasyHandle) {
+        idle.withLock { handles in
+            if handles.count < maxIdleHandles { handles.append(handle) }
+        }
+    }
+
+    /// Performs one transfer synchronously on `handle`, which has curl's default options (new or reset).
+    private static func perform(_ request: CurlRequest, on easy: EasyHandle) throws -> CurlResponse {
+        let handle = easy.pointer
         let sink = ResponseSink()
         let sinkPointer = Unmanaged.passUnretained(sink).toOpaque()
         var headerList: UnsafeMutablePointer<curl_slist>? = nil
@@ -127,6 +167,16 @@ public final class CurlHTTPClient: Sendable {
         guard code != CURLE_OK else { return }
         throw CurlError(code: Int(code.rawValue), message: String(cString: curl_easy_strerror(code)))
     }
+}
+
+/// One easy handle, used by one transfer at a time: the client hands it to a transfer and takes it back after
+/// (`checkOut`/`checkIn`), so no two threads touch it at once.
+private final class EasyHandle: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer
+
+    init(_ pointer: UnsafeMutableRawPointer) { self.pointer = pointer }
+
+    deinit { curl_easy_cleanup(pointer) }
 }
 
 /// Collects one transfer's body and headers; used only by the thread running that transfer.

@@ -18,8 +18,9 @@ import Synchronization
 /// - **Memory**: no libvips operation cache; sequential decoding; JPEG and PNG decode strip by strip, WebP
 ///   and HEIC a whole frame; the upright image (≤ `maxSide`² × 3 bytes, 12 MiB at 2048) and the preview are
 ///   kept in memory. Measured peak per image: 12 MP JPEG ≈ 60 MiB, 36 MP PNG ≈ 100 MiB, 39 MP HEIC
-///   ≈ 340 MiB. `memoryBoundPerImage` (≈ 9 bytes per allowed pixel plus the outputs: ≈ 385 MiB at 40 MP)
-///   covers the worst of these; `memoryBound` is `threads` × that. Waiting images hold only their file.
+///   ≈ 340 MiB. The worst case per image (a HEIC of `maxPixels`: libheif's planes, its RGB frame and libvips'
+///   copy, about 9 bytes a pixel, plus the upright image and the preview twice each and codec state: ≈ 385 MiB
+///   at 40 MP) covers these; `threads` × that bounds the whole. Waiting images hold only their file.
 public final class ImageProcessor: Sendable {
     private let pool: NIOThreadPool
     private let limits: VipsPipeline.Limits
@@ -61,16 +62,6 @@ public final class ImageProcessor: Sendable {
         self.pool = NIOThreadPool(numberOfThreads: self.threads)
         self.pool.start()
     }
-
-    /// Peak memory of one image, worst case (a HEIC of `maxPixels`: libheif's planes, its RGB frame and
-    /// libvips' copy, about 9 bytes a pixel), plus the upright image and the preview, twice each (pixels and
-    /// JPEG), plus 16 MiB of codec state.
-    public var memoryBoundPerImage: Int {
-        limits.maxPixels * 9 + limits.maxSide * limits.maxSide * 3 * 2 + limits.previewSide * limits.previewSide * 3 * 2 + 16 << 20
-    }
-
-    /// `threads` × `memoryBoundPerImage`: waiting images hold nothing but their file.
-    public var memoryBound: Int { threads * memoryBoundPerImage }
 
     /// Processes the file at `path` (an upload already on disk). Throws `ImageError`, or `CancellationError`
     /// if the calling task is cancelled (the thread still finishes or times out the image).

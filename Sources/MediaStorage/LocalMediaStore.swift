@@ -4,7 +4,7 @@ import NIOPosix
 ///
 /// Writes are atomic (a temporary file in the same directory, `fsync`, then `rename`); files are 0644 and
 /// directories 0755 whatever the umask, so a web server running as another user can read them. Every file
-/// operation blocks a thread of `threadPool`, never Swift's cooperative pool. (NIOFileSystem was considered:
+/// operation blocks a thread of `threadPool` (``MediaIO``'s), never Swift's cooperative pool. (NIOFileSystem was considered:
 /// its `replaceItem` removes the old file before moving the new one in, which is not atomic.)
 public struct LocalMediaStore: MediaStore {
     public let directory: String
@@ -18,8 +18,8 @@ public struct LocalMediaStore: MediaStore {
     ///   - directory: `MEDIA_DIR`; created (with its parents) on the first write if missing.
     ///   - publicBaseURL: `MEDIA_PUBLIC_BASE_URL`, e.g. `https://example.org/media/`.
     ///   - servedPrefix: see ``servedPrefix``.
-    ///   - threadPool: where the blocking file calls run.
-    public init(directory: String, publicBaseURL: String, servedPrefix: String? = nil, threadPool: NIOThreadPool = .singleton) {
+    ///   - threadPool: where the blocking file calls run (``MediaIO``'s, never the shared `NIOThreadPool.singleton`).
+    public init(directory: String, publicBaseURL: String, servedPrefix: String? = nil, threadPool: NIOThreadPool) {
         var directory = Substring(directory)
         while directory.count > 1, directory.hasSuffix("/") { directory = directory.dropLast() }
         self.directory = String(directory)

@@ -1,5 +1,3 @@
-import CurlClient
-
 /// What the server reads from its environment for media storage (CONTRACT §7): `MEDIA_STORAGE` (`local` default,
 /// or `s3`), `MEDIA_DIR`, `MEDIA_PUBLIC_BASE_URL`, and for `s3`: `S3_ENDPOINT`, `S3_BUCKET`, `S3_REGION`,
 /// `S3_ACCESS_KEY_ID`, `S3_SECRET_ACCESS_KEY`.
@@ -80,11 +78,11 @@ public struct MediaStorageConfiguration: Sendable {
         self.s3 = s3
     }
 
-    /// The configured store; `httpClient` carries the S3 requests. With `local`, keys under `servedPrefix` are
+    /// The configured store, doing its I/O on `io`'s threads. With `local`, keys under `servedPrefix` are
     /// readable by a web server serving the directory, the rest by the service alone (``LocalMediaStore``).
-    public func makeStore(httpClient: CurlHTTPClient, servedPrefix: String? = nil) -> any MediaStore {
+    public func makeStore(io: MediaIO, servedPrefix: String? = nil) -> any MediaStore {
         guard backend == .s3, let s3 else {
-            return LocalMediaStore(directory: directory, publicBaseURL: publicBaseURL, servedPrefix: servedPrefix)
+            return LocalMediaStore(directory: directory, publicBaseURL: publicBaseURL, servedPrefix: servedPrefix, threadPool: io.threadPool)
         }
         return S3MediaStore(
             endpoint: s3.endpoint,
@@ -93,7 +91,7 @@ public struct MediaStorageConfiguration: Sendable {
             accessKeyID: s3.accessKeyID,
             secretAccessKey: s3.secretAccessKey,
             publicBaseURL: publicBaseURL,
-            httpClient: httpClient
+            httpClient: io.httpClient
         )
     }
 }

@@ -1,6 +1,5 @@
 import CurlClient
 import Hashing
-import NIOPosix
 
 /// Media in an S3-compatible bucket, over the project's libcurl client, signed by libcurl's own AWS SigV4
 /// (`CURLOPT_AWS_SIGV4`). Path-style URLs (`ENDPOINT/BUCKET/KEY`), so any S3-compatible store works.
@@ -13,12 +12,16 @@ public struct S3MediaStore: MediaStore {
     private let connectTimeoutMilliseconds: Int
     private let timeoutMilliseconds: Int
 
+    /// Every object's `Cache-Control`, for whoever serves the bucket (its public URL, a CDN): keys are random and
+    /// an object is never rewritten, so what a reader has cached stays right. Kept through moves (the copy keeps it).
+    public static let cacheControl = "public, max-age=31536000, immutable"
+
     /// SHA-256 of the empty body, hex: `x-amz-content-sha256` of a GET, HEAD or DELETE.
     static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
     /// - Parameters:
     ///   - endpoint: `S3_ENDPOINT`, e.g. `https://s3.eu-central-1.amazonaws.com` or `http://127.0.0.1:9000`.
-    ///   - httpClient: runs the transfers on its own thread pool (default: a client on `NIOThreadPool.singleton`).
+    ///   - httpClient: runs the transfers on its thread pool (``MediaIO``'s).
     ///   - connectTimeoutMilliseconds, timeoutMilliseconds: bounds of every request (a 16 MiB upload fits in
     ///     the default 30 s at about 4 Mbit/s).
     public init(
@@ -28,7 +31,7 @@ public struct S3MediaStore: MediaStore {
         accessKeyID: String,
         secretAccessKey: String,
         publicBaseURL: String,
-        httpClient: CurlHTTPClient = CurlHTTPClient(threadPool: .singleton),
+        httpClient: CurlHTTPClient,
         connectTimeoutMilliseconds: Int = 2000,
         timeoutMilliseconds: Int = 30_000
     ) {
@@ -45,7 +48,7 @@ public struct S3MediaStore: MediaStore {
 
     public func put(_ key: String, _ bytes: [UInt8], contentType: String) async throws {
         try MediaKey.validate(key)
-        let response = try await send("PUT", key, body: bytes, headers: [("Content-Type", contentType)])
+        let response = try await send("PUT", key, body: bytes, headers: [("Content-Type", contentType), ("Cache-Control", Self.cacheControl)])
         guard response.status == 200 else { throw Self.failure(response, key: key) }
     }
 
@@ -69,7 +72,8 @@ public struct S3MediaStore: MediaStore {
         }
     }
 
-    /// A server-side copy (`x-amz-copy-source`), then a delete of the source.
+    /// A server-side copy (`x-amz-copy-source`) that keeps the object's `Content-Type` and `Cache-Control`
+    /// (`x-amz-metadata-directive: COPY`, S3's default, said explicitly), then a delete of the source.
     public func move(_ from: String, to: String) async throws {
         try MediaKey.validate(from)
         try MediaKey.validate(to)
@@ -77,7 +81,7 @@ public struct S3MediaStore: MediaStore {
             guard try await exists(from) else { throw MediaStoreError(.notFound, key: from, message: "no such object") }
             return
         }
-        let copy = try await send("PUT", to, body: [], headers: [("x-amz-copy-source", "/\(bucket)/\(from)")])
+        let copy = try await send("PUT", to, body: [], headers: [("x-amz-copy-source", "/\(bucket)/\(from)"), ("x-amz-metadata-directive", "COPY")])
         switch copy.status {
         // S3 may answer a copy with 200 and an error in the body.
         case 200 where S3ErrorBody(copy.body) == nil:
@@ -109,7 +113,7 @@ public struct S3MediaStore: MediaStore {
 
     func url(for key: String) -> String { "\(endpoint)/\(bucket)/\(key)" }
 
-    private func send(_ method: String, _ key: String, body: [UInt8]? = nil, headers: [(String, String)] = []) async throws -> CurlResponse {
+    func send(_ method: String, _ key: String, body: [UInt8]? = nil, headers: [(String, String)] = []) async throws -> CurlResponse {
         let payloadHash = body.map { $0.isEmpty ? Self.emptyPayloadHash : Hex.encode(Digest.sha256($0)) } ?? Self.emptyPayloadHash
         let request = CurlRequest(
             method: method,

@@ -1,6 +1,5 @@
 import Board
 import Database
-import CurlClient
 import Foundation
 import Hummingbird
 import Imaging
@@ -31,11 +30,15 @@ public struct AppDependencies: Sendable {
     public let media: MediaService
     /// Decodes and encodes uploads on its own threads; shut down with the application.
     public let imageProcessor: ImageProcessor
+    /// The media store's threads (S3 transfers, local file calls), apart from the shared pool that upload temp
+    /// files use; shut down with the application.
+    public let mediaIO: MediaIO
 
     public init(
         database: PostgresPool, hasher: PasswordHasher, rateLimiter: RateLimiter, reportPolicy: ReportPolicy = ReportPolicy(),
         purgePolicy: Purger.Policy = Purger.Policy(), regions: RegionStore? = nil, weather: (any WeatherProviding)? = nil, metrics: AppMetrics = AppMetrics(),
-        mediaStore: (any MediaStore)? = nil, imageProcessor: ImageProcessor? = nil, logger: Logger = Logger(label: "weatherboard")
+        mediaStore: (any MediaStore)? = nil, mediaIO: MediaIO? = nil, imageProcessor: ImageProcessor? = nil,
+        logger: Logger = Logger(label: "weatherboard")
     ) {
         self.database = database
         self.metrics = metrics
@@ -43,14 +46,16 @@ public struct AppDependencies: Sendable {
         self.rateLimiter = rateLimiter
         let imageProcessor = imageProcessor ?? ImageProcessor(threads: 2, maxQueued: 8, timeLimit: .seconds(10))
         self.imageProcessor = imageProcessor
-        let mediaStore = mediaStore ?? LocalMediaStore(directory: NSTemporaryDirectory() + "weatherboard-media", publicBaseURL: "")
+        let mediaIO = mediaIO ?? MediaIO()
+        self.mediaIO = mediaIO
+        let mediaStore = mediaStore ?? LocalMediaStore(directory: NSTemporaryDirectory() + "weatherboard-media", publicBaseURL: "", threadPool: mediaIO.threadPool)
         let moderationStore = PostgresModerationStore(database: database)
         let filter = TermFilter { try await moderationStore.terms() }
         self.media = MediaService(
             records: MediaRecords(database: database), files: MediaFiles(store: mediaStore), processor: imageProcessor,
             rateLimiter: rateLimiter, logger: logger, observer: metrics.recordMedia, filter: filter
         )
-        self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter, media: media)
+        self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter)
         let regions = regions ?? RegionStore(database: database)
         self.regions = regions
         self.posts = PostService(store: PostgresPostStore(database: database), regions: regions, rateLimiter: rateLimiter, filter: filter, media: media)
@@ -59,11 +64,12 @@ public struct AppDependencies: Sendable {
         self.weather = weather ?? WeatherService(provider: nil, regions: regions, database: database)
     }
 
-    /// Ends the pool's, the hasher's and the image processor's threads.
+    /// Ends the pool's, the hasher's, the image processor's and the media store's threads.
     public func shutdown() async {
         database.shutdown()
         await hasher.shutdown()
         await imageProcessor.shutdown()
+        await mediaIO.shutdown()
     }
 
     public static func make(configuration: AppConfiguration, logger: Logger) -> AppDependencies {
@@ -80,6 +86,7 @@ public struct AppDependencies: Sendable {
         let rateLimiter = RateLimiter(database: pool, enabled: configuration.rateLimitsEnabled)
         let regions = RegionStore(database: pool)
         let metrics = AppMetrics()
+        let mediaIO = MediaIO()
         return AppDependencies(
             database: pool,
             hasher: PasswordHasher(threads: configuration.passwordHashThreads),
@@ -89,7 +96,8 @@ public struct AppDependencies: Sendable {
             regions: regions,
             weather: WeatherService.make(configuration: configuration, regions: regions, database: pool, logger: logger, observer: metrics.recordWeather),
             metrics: metrics,
-            mediaStore: configuration.mediaStorage.makeStore(httpClient: CurlHTTPClient(threadPool: .singleton), servedPrefix: MediaFiles.publicPrefix),
+            mediaStore: configuration.mediaStorage.makeStore(io: mediaIO, servedPrefix: MediaFiles.publicPrefix),
+            mediaIO: mediaIO,
             imageProcessor: ImageProcessor(threads: configuration.imageThreads, maxQueued: configuration.imageQueue, timeLimit: .seconds(10)),
             logger: logger
         )
@@ -158,7 +166,7 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
     return router
 }
 
-/// Closes the database pool and the hashing threads after the HTTP server has drained
+/// Closes the database pool and the worker threads after the HTTP server has drained
 /// (a service group stops its services in reverse order).
 struct DatabaseShutdownService: Service {
     let dependencies: AppDependencies

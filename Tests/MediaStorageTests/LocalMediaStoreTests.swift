@@ -13,7 +13,7 @@ import Testing
     @Test func filesAre0644AndDirectories0755WithNoTemporaryFilesLeft() async throws {
         try await withTemporaryDirectory { directory in
             let root = directory + "/nested/media"
-            let store = LocalMediaStore(directory: root + "/", publicBaseURL: "http://127.0.0.1:8080/media")
+            let store = LocalMediaStore(directory: root + "/", publicBaseURL: "http://127.0.0.1:8080/media", threadPool: testIO.threadPool)
             try await store.put("public/ab/cd.jpg", [1, 2, 3], contentType: "image/jpeg")
             try await store.put("public/ab/cd.jpg", [4, 5], contentType: "image/jpeg")
             #expect(try mode(root + "/public/ab/cd.jpg") == 0o644)
@@ -33,7 +33,7 @@ import Testing
     @Test func withAServedPrefixEverythingElseIsTheServicesAlone() async throws {
         try await withTemporaryDirectory { directory in
             let root = directory + "/media"
-            let store = LocalMediaStore(directory: root, publicBaseURL: "http://127.0.0.1:8080/media/", servedPrefix: "public/")
+            let store = LocalMediaStore(directory: root, publicBaseURL: "http://127.0.0.1:8080/media/", servedPrefix: "public/", threadPool: testIO.threadPool)
             // The private side first: the root must still come out traversable for the web server.
             try await store.put("private/a.jpg", [1], contentType: "image/jpeg")
             #expect(try mode(root) == 0o755)
@@ -53,7 +53,7 @@ import Testing
 
     @Test func aKeyNamingADirectoryIsNoObject() async throws {
         try await withTemporaryDirectory { directory in
-            let store = LocalMediaStore(directory: directory, publicBaseURL: "http://127.0.0.1:8080/media/")
+            let store = LocalMediaStore(directory: directory, publicBaseURL: "http://127.0.0.1:8080/media/", threadPool: testIO.threadPool)
             try await store.put("public/x/y.jpg", [9], contentType: "image/jpeg")
             #expect(try await store.get("public/x") == nil)
             #expect(try await store.get("public/x/y.jpg/z") == nil)
@@ -72,7 +72,7 @@ import Testing
 
     @Test func readersNeverSeeAPartialFile() async throws {
         try await withTemporaryDirectory { directory in
-            let store = LocalMediaStore(directory: directory, publicBaseURL: "http://127.0.0.1:8080/media/")
+            let store = LocalMediaStore(directory: directory, publicBaseURL: "http://127.0.0.1:8080/media/", threadPool: testIO.threadPool)
             let a = [UInt8](repeating: 0xAA, count: 2 * 1024 * 1024)
             let b = [UInt8](repeating: 0xBB, count: 1024 * 1024)
             try await store.put("public/k.jpg", a, contentType: "image/jpeg")

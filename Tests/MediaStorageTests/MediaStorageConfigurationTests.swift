@@ -1,4 +1,3 @@
-import CurlClient
 import MediaStorage
 import Testing
 
@@ -10,7 +9,7 @@ import Testing
         #expect(configuration.backend == .local)
         #expect(configuration.directory == ".local/media")
         #expect(configuration.publicBaseURL == "http://127.0.0.1:8080/media/")
-        #expect(configuration.makeStore(httpClient: CurlHTTPClient(threadPool: .singleton)) is LocalMediaStore)
+        #expect(configuration.makeStore(io: testIO) is LocalMediaStore)
     }
 
     @Test func s3NeedsItsVariables() throws {
@@ -22,7 +21,7 @@ import Testing
         #expect(configuration.backend == .s3)
         #expect(configuration.s3?.bucket == "media")
         #expect(configuration.s3?.region == "eu-central-1")
-        let store = configuration.makeStore(httpClient: CurlHTTPClient(threadPool: .singleton))
+        let store = configuration.makeStore(io: testIO)
         #expect(store is S3MediaStore)
         #expect(store.publicURL(for: "public/a.jpg") == "https://cdn.example.test/public/a.jpg")
 

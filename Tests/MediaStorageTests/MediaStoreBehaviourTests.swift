@@ -94,11 +94,11 @@ import Testing
             let store: any MediaStore
             switch kind {
             case .local:
-                store = LocalMediaStore(directory: directory, publicBaseURL: "http://127.0.0.1:8080/media/")
+                store = LocalMediaStore(directory: directory, publicBaseURL: "http://127.0.0.1:8080/media/", threadPool: testIO.threadPool)
             case .s3:
                 store = S3MediaStore(
                     endpoint: "http://127.0.0.1:1", bucket: "b", region: "us-east-1", accessKeyID: "k", secretAccessKey: "s",
-                    publicBaseURL: "https://media.example.test/"
+                    publicBaseURL: "https://media.example.test/", httpClient: testIO.httpClient
                 )
             }
             for key in Self.hostileKeys {

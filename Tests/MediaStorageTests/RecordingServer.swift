@@ -24,6 +24,7 @@ final class RecordingServer: Sendable {
     }
 
     private let state: Mutex<(requests: [Request], reply: Reply)>
+    private let accepted = Mutex(0)
     private let channel: Mutex<(any Channel)?> = Mutex(nil)
 
     private init(reply: Reply) {
@@ -31,6 +32,9 @@ final class RecordingServer: Sendable {
     }
 
     var requests: [Request] { state.withLock { $0.requests } }
+
+    /// TCP connections accepted so far.
+    var connectionCount: Int { accepted.withLock { $0 } }
 
     func setReply(_ reply: Reply) { state.withLock { $0.reply = reply } }
 
@@ -48,7 +52,8 @@ final class RecordingServer: Sendable {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                server.accepted.withLock { $0 += 1 }
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(RecordingHandler(server: server))
                 }

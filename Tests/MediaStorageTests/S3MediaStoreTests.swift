@@ -1,7 +1,7 @@
 import CurlClient
 import Foundation
 import Hashing
-import MediaStorage
+@testable import MediaStorage
 import Testing
 
 /// What only the S3 store does: signing, the payload hash, error mapping, bounded failures.
@@ -12,7 +12,7 @@ import Testing
         S3MediaStore(
             endpoint: "http://127.0.0.1:\(port)/", bucket: "media-bucket", region: "eu-test-1",
             accessKeyID: "AKIDEXAMPLE", secretAccessKey: "wJalr/XUtnFEMI+K7MDENG:bPxRfiCY",
-            publicBaseURL: "https://cdn.example.test/media", timeoutMilliseconds: timeoutMilliseconds
+            publicBaseURL: "https://cdn.example.test/media", httpClient: testIO.httpClient, timeoutMilliseconds: timeoutMilliseconds
         )
     }
 
@@ -168,6 +168,42 @@ import Testing
         } catch let error as MediaStoreError {
             #expect(error.status == 404)
             #expect(error.code == "NoSuchBucket")
+        }
+    }
+
+    @Test("against the stand-in: every object is served with Cache-Control immutable after its PUT, and keeps it through moves")
+    func cacheControlOnEveryObject() async throws {
+        guard let settings = S3TestSettings.fromEnvironment() else { return }
+        let store = settings.store()
+        let name = MediaKey.random() + ".jpg"
+        let bytes = patternBytes(4096)
+        func expectHeaders(_ key: String, _ when: String) async throws {
+            for method in ["HEAD", "GET"] {
+                let response = try await store.send(method, key)
+                #expect(response.status == 200, "\(method) \(key) \(when)")
+                #expect(response.header("Cache-Control") == "public, max-age=31536000, immutable", "\(method) \(key) \(when)")
+                #expect(response.header("Content-Type") == "image/jpeg", "\(method) \(key) \(when)")
+                if method == "GET" { #expect(response.body == bytes) }
+            }
+        }
+        try await store.put("public/" + name, bytes, contentType: "image/jpeg")
+        try await expectHeaders("public/" + name, "after the PUT")
+        try await store.move("public/" + name, to: "private/" + name)
+        try await expectHeaders("private/" + name, "after the move to private/")
+        try await store.move("private/" + name, to: "public/" + name)
+        try await expectHeaders("public/" + name, "after the move back")
+        try await store.delete("public/" + name)
+    }
+
+    @Test("a PUT sends Cache-Control; a move's copy asks S3 to keep the object's metadata")
+    func cacheControlIsSentAndCopied() async throws {
+        try await RecordingServer.with { server, port in
+            let store = store(port: port)
+            try await store.put("public/abc.jpg", [1, 2, 3], contentType: "image/jpeg")
+            try await store.move("public/abc.jpg", to: "private/abc.jpg")
+            let requests = server.requests
+            #expect(requests.first?.header("Cache-Control") == "public, max-age=31536000, immutable")
+            #expect(requests.dropFirst().first?.header("x-amz-metadata-directive") == "COPY")
         }
     }
 }

@@ -43,10 +43,14 @@ struct S3TestSettings: Sendable {
             accessKeyID: accessKeyID,
             secretAccessKey: secretAccessKey ?? self.secretAccessKey,
             publicBaseURL: "https://media.example.test/",
+            httpClient: testIO.httpClient,
             timeoutMilliseconds: timeoutMilliseconds
         )
     }
 }
+
+/// The stores' threads for the whole test process, as a server has one `MediaIO`.
+let testIO = MediaIO()
 
 /// A fresh temporary directory, removed afterwards.
 func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
@@ -61,7 +65,7 @@ func withStore(_ kind: StoreKind, _ body: (any MediaStore) async throws -> Void)
     switch kind {
     case .local:
         try await withTemporaryDirectory { directory in
-            try await body(LocalMediaStore(directory: directory + "/media", publicBaseURL: "http://127.0.0.1:8080/media/"))
+            try await body(LocalMediaStore(directory: directory + "/media", publicBaseURL: "http://127.0.0.1:8080/media/", threadPool: testIO.threadPool))
         }
     case .s3:
         guard let settings = S3TestSettings.fromEnvironment() else { return }

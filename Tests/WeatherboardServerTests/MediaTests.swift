@@ -248,8 +248,10 @@ struct MediaTests {
             let edited = try await server.json("PATCH", "/v1/posts/\(postID)", token: author.token, ["mediaIds": [ids[1], ids[2]]])
             #expect(edited.status == 200)
             #expect((edited.object["media"] as? [[String: Any]])?.map { $0["id"] as? String } == [ids[1], ids[2]])
-            #expect(try await server.fetch(dropped).status == 404)
             #expect(try await server.json("GET", "/v1/media/\(ids[0])", token: author.token).status == 404)
+            // Its files are the background sync's to move (MEDIA_SYNC_SECONDS); this test runs it.
+            #expect(await server.dependencies.media.syncVisibility(.owner(try #require(Int(author.id)))) == 1)
+            #expect(try await server.fetch(dropped).status == 404)
         }
     }
 
@@ -348,6 +350,7 @@ struct MediaTests {
             #expect(try snapshot[0].decode(String.self, "ids") == kept)
 
             #expect(try await server.json("DELETE", "/v1/accounts/me", token: author.token).status == 204)
+            #expect(await server.dependencies.media.syncVisibility(.owner(try #require(Int(author.id)))) == 2)
             #expect(try await server.fetch(url).status == 404)
             #expect(try await server.fetch(loose).status == 404)
             let evidence = try await server.fetch(server.baseURL + "/v1/moderation/media/\(kept)", token: moderator.token)
@@ -419,9 +422,31 @@ struct MediaTests {
         }
     }
 
+    @Test("uploads are limited per account: 14 uploads from an anonymous account, 2 at once (its uploads in flight), exactly 10 made")
+    func uploadLimit() async throws {
+        try await withMediaServer(configure: { $0.imageQueue = 16 }) { server in
+            let account = try await server.anonymousAccount()
+            let image = try await MediaFixtures.image("tiny.png", width: 8, height: 8)
+            var statuses: [Int] = []
+            for _ in 0..<7 {
+                statuses += try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<2 { group.addTask { try await server.upload(image, token: account.token).status } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            #expect(statuses.filter { $0 == 201 }.count == 10)
+            #expect(statuses.filter { $0 == 429 }.count == 4)
+        }
+    }
+}
+
+/// What deletes media rows and files, the purger, over the shared database: one test at a time, so no pass deletes
+/// the rows another test's server still has to delete the files of (each server has a directory of its own).
+@Suite("Media purge", .serialized)
+struct MediaPurgeTests {
     /// The server's purger with a lock of its own and nothing but media old enough to go, so it never races the
-    /// purger tests' own passes over their planted rows. (This suite's one media purge is the only pass over
-    /// media in the test run: the other purger test's pass leaves media alone.)
+    /// purger tests' own passes over their planted rows. (This suite's passes are the only ones over media in
+    /// the test run, one at a time: the other purger test's pass leaves media alone.)
     static func mediaPurger(_ server: TestServer) -> Purger {
         var policy = Purger.Policy(evidenceDays: 100_000)
         policy.idempotencyHours = 1_000_000
@@ -461,20 +486,111 @@ struct MediaTests {
         }
     }
 
-    @Test("uploads are limited per account: 14 uploads from an anonymous account, 2 at once (its uploads in flight), exactly 10 made")
-    func uploadLimit() async throws {
-        try await withMediaServer(configure: { $0.imageQueue = 16 }) { server in
-            let account = try await server.anonymousAccount()
-            let image = try await MediaFixtures.image("tiny.png", width: 8, height: 8)
-            var statuses: [Int] = []
-            for _ in 0..<7 {
-                statuses += try await withThrowingTaskGroup(of: Int.self) { group in
-                    for _ in 0..<2 { group.addTask { try await server.upload(image, token: account.token).status } }
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
+    /// Every `.jpg` under the server's media directory, relative to it.
+    static func files(_ server: TestServer) -> [String] {
+        let directory = server.configuration.mediaStorage.directory
+        return (FileManager.default.enumerator(atPath: directory)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".jpg") }.sorted()
+    }
+
+    @Test("account deletion only marks its media: no file is touched in the request; the sync makes every URL 404, the purger deletes rows and files; evidence stays")
+    func accountDeletionMarksMediaOnly() async throws {
+        try await withMediaServer { server in
+            let author = try await server.anonymousAccount()
+            let authorID = try #require(Int(author.id))
+            let (moderator, _, _) = try await server.registeredAccount(prefix: "mod")
+            try await server.grantRole("moderator", to: moderator)
+            let image = try await MediaFixtures.image("tiny-deletion.png", width: 8, height: 8)
+            var media: [[String: Any]] = []
+            for _ in 0..<4 { media.append(try await server.upload(image, token: author.token).object) }
+            let ids = media.compactMap { $0["id"] as? String }
+            let urls = media.compactMap { $0["url"] as? String } + media.compactMap { $0["previewUrl"] as? String }
+            #expect(ids.count == 4 && urls.count == 8)
+            func post(_ mediaIDs: [String]) async throws -> String {
+                let response = try await server.json(
+                    "POST", "/v1/posts", token: author.token, ["weatherType": "rain", "category": "food", "body": "사진 글", "regionId": "1835848", "mediaIds": mediaIDs]
+                )
+                return try #require(response.object["id"] as? String)
             }
-            #expect(statuses.filter { $0 == 201 }.count == 10)
-            #expect(statuses.filter { $0 == 429 }.count == 4)
+            _ = try await post([ids[0], ids[1]])
+            let reported = try await post([ids[2]])
+            let reporter = try await server.anonymousAccount()
+            #expect(try await server.json("POST", "/v1/posts/\(reported)/reports", token: reporter.token, ["reason": "spam"]).status == 201)
+            // ids[3] stays loose (never attached).
+            let filesBefore = Self.files(server)
+            #expect(filesBefore.count == 8 && filesBefore.allSatisfy { $0.hasPrefix("public/") }, "\(filesBefore)")
+
+            #expect(try await server.json("DELETE", "/v1/accounts/me", token: author.token).status == 204)
+            // The request marked rows, in its transaction, and touched no file.
+            #expect(Self.files(server) == filesBefore)
+            let database = server.dependencies.database
+            #expect(try await database.count("SELECT count(*) AS n FROM media WHERE owner_id = \(authorID) AND retired AND sync_due") == 4)
+            #expect(try await database.count("SELECT count(*) AS n FROM media WHERE owner_id = \(authorID) AND post_id IS NOT NULL") == 1)
+
+            // The sync (every MEDIA_SYNC_SECONDS; run here) moves every file to the private side: every URL 404.
+            #expect(await server.dependencies.media.syncVisibility(.owner(authorID)) == 4)
+            for url in urls { #expect(try await server.fetch(url).status == 404, "\(url)") }
+            #expect(Self.files(server).allSatisfy { $0.hasPrefix("private/") })
+            #expect(await server.dependencies.media.syncVisibility(.owner(authorID)) == 0)
+
+            // The purger deletes what no report names, rows and files; the reported post's image stays as evidence.
+            let pass = try await Self.mediaPurger(server).runOnce()
+            #expect(pass.ran)
+            #expect((pass.counts["media_retired"] ?? 0) >= 3)
+            #expect(try await database.count("SELECT count(*) AS n FROM media WHERE owner_id = \(authorID)") == 1)
+            let evidenceID = try #require(Int(ids[2]))
+            let key = try #require(try await database.query("SELECT storage_key FROM media WHERE id = \(evidenceID)").first?.decode(String.self, "storage_key"))
+            #expect(Self.files(server) == ["private/\(key)-preview.jpg", "private/\(key).jpg"])
+            #expect(try await server.fetch(server.baseURL + "/v1/moderation/media/\(ids[2])", token: moderator.token).status == 200)
+        }
+    }
+
+    @Test("a PATCH of mediaIds only marks the media left off: its files stay until the sync makes them 404, then the purger deletes them")
+    func replacedMediaIsMarkedOnly() async throws {
+        try await withMediaServer { server in
+            let author = try await server.anonymousAccount()
+            let authorID = try #require(Int(author.id))
+            let image = try await MediaFixtures.image("tiny-replaced.png", width: 8, height: 8)
+            let first = try await server.upload(image, token: author.token).object
+            let second = try await server.upload(image, token: author.token).object
+            let firstID = try #require(first["id"] as? String)
+            let secondID = try #require(second["id"] as? String)
+            let created = try await server.json(
+                "POST", "/v1/posts", token: author.token, ["weatherType": "rain", "category": "food", "body": "바꿀 사진", "regionId": "1835848", "mediaIds": [firstID]]
+            )
+            let postID = try #require(created.object["id"] as? String)
+            let filesBefore = Self.files(server)
+            #expect(try await server.json("PATCH", "/v1/posts/\(postID)", token: author.token, ["mediaIds": [secondID]]).status == 200)
+            #expect(Self.files(server) == filesBefore, "the PATCH touched files")
+            #expect(try await server.json("GET", "/v1/media/\(firstID)", token: author.token).status == 404)
+
+            #expect(await server.dependencies.media.syncVisibility(.owner(authorID)) == 1)
+            #expect(try await server.fetch(try #require(first["url"] as? String)).status == 404)
+            #expect(try await server.fetch(try #require(second["url"] as? String)).status == 200)
+            _ = try await Self.mediaPurger(server).runOnce()
+            #expect(try await server.dependencies.database.count("SELECT count(*) AS n FROM media WHERE id = \(try #require(Int(firstID)))") == 0)
+            #expect(Self.files(server).count == 2)
+            #expect(Self.files(server).allSatisfy { $0.hasPrefix("public/") })
+        }
+    }
+
+    @Test("a row one sync has claimed is not moved by another (another instance) until the claim ends")
+    func claimedRowsAreSkipped() async throws {
+        try await withMediaServer { server in
+            let author = try await server.anonymousAccount()
+            let authorID = try #require(Int(author.id))
+            let image = try await MediaFixtures.image("tiny-claimed.png", width: 8, height: 8)
+            let url = try #require(try await server.upload(image, token: author.token).object["url"] as? String)
+            #expect(try await server.json("DELETE", "/v1/accounts/me", token: author.token).status == 204)
+            let database = server.dependencies.database
+            // Another instance's sync holds the row's claim.
+            try await database.execute("UPDATE media SET sync_claimed_until = now() + interval '1 hour' WHERE owner_id = \(authorID)")
+            #expect(await server.dependencies.media.syncVisibility(.owner(authorID)) == 0)
+            #expect(try await server.fetch(url).status == 200)
+            // Its claim runs out (that instance died): this one takes the row.
+            try await database.execute("UPDATE media SET sync_claimed_until = now() - interval '1 second' WHERE owner_id = \(authorID)")
+            #expect(await server.dependencies.media.syncVisibility(.owner(authorID)) == 1)
+            #expect(try await server.fetch(url).status == 404)
+            #expect(try await database.count("SELECT count(*) AS n FROM media WHERE owner_id = \(authorID) AND (sync_due OR sync_claimed_until IS NOT NULL)") == 0)
         }
     }
 }
@@ -504,7 +620,7 @@ struct MediaOnS3Tests {
             return
         }
         let storage = try MediaStorageConfiguration(environment: environment, defaultDirectory: "unused", defaultPublicBaseURL: "")
-        let store = storage.makeStore(httpClient: sharedClient)
+        let store = storage.makeStore(io: MediaIO())
         try await withTestServer(configure: { $0.mediaStorage = storage }) { server in
             let author = try await server.anonymousAccount()
             let uploaded = try await server.upload(try await MediaFixtures.jpeg, token: author.token)

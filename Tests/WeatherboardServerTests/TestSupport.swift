@@ -117,6 +117,9 @@ func withTestServer<T: Sendable>(
     configuration.weatherProvider = "none"
     configuration.trustedProxies = ["127.0.0.1"]
     configuration.dbPoolSize = 4  // dozens of servers run at once in the suite
+    // The background media sync works on every server's rows in the shared database, with its own store: rarely,
+    // so it does not claim another test's rows while that test drives its own sync.
+    configuration.mediaSyncSeconds = 60
     configure(&configuration)
     let dependencies = dependencies ?? AppDependencies.make(configuration: configuration, logger: testLogger)
     let (ports, portContinuation) = AsyncStream<Int>.makeStream()
