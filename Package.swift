@@ -190,12 +190,12 @@ let package = Package(
             exclude: ["blurhash_reference.py", "blurhash-reference.sh"],
             swiftSettings: swiftSettings
         ),
-        // Parsers of outside bytes (cursors, tokens, base64, stored password hashes, JSON bodies) against
-        // generated inputs: no database, no network.
+        // Parsers of outside bytes (cursors, tokens, base64, stored password hashes, JSON bodies through the
+        // server's own decoding) against generated inputs: no database, no network.
         .testTarget(
             name: "PropertyTests",
             dependencies: [
-                "Board", "Hashing", "Vocabulary", "Weather", "WeatherboardAPI",
+                "Board", "Hashing", "Vocabulary", "Weather", "WeatherboardAPI", "WeatherboardServer",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
