@@ -14,6 +14,8 @@ let package = Package(
     products: [
         .executable(name: "weatherboard", targets: ["WeatherboardCommand"]),
         .executable(name: "weatherboard-admin", targets: ["WeatherboardAdmin"]),
+        // bench/imaging/run: the image pipeline's time and memory on a directory of pictures (not shipped).
+        .executable(name: "imaging-bench", targets: ["ImagingBench"]),
     ],
     dependencies: [
         // One trait only: SwiftPM 6.3 shuffles several trait flags and recompiles everything (PITFALLS.md).
@@ -141,6 +143,9 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
+
+        // MARK: Measurements (bench/)
+        .executableTarget(name: "ImagingBench", dependencies: ["Imaging"], path: "bench/imaging", exclude: ["run"], swiftSettings: swiftSettings),
 
         // MARK: Tests (real PostgreSQL, real libcurl)
         .testTarget(
