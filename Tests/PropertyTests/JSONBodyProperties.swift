@@ -5,10 +5,10 @@ import Vocabulary
 import WeatherboardAPI
 @testable import WeatherboardServer
 
-/// Request bodies are outside bytes. Each goes through the server's own decoding (`Request.decodeJSONBody`:
-/// the NUL check, `JSONCoding.decoder`, the mapping of `DecodingError`), and the outcome is the wire value or one of
-/// the two errors the contract names: 400 `bad_request` (not JSON, not UTF-8, empty) or 422 `invalid_field` naming
-/// the field. Nothing else: another error type would answer 500.
+/// Request bodies are outside bytes. Each goes through the server's own decoding (`JSONCoding.decodeBody`, which
+/// `Request.decodeJSON` calls: the NUL check, `JSONCoding.decoder`, the mapping of `DecodingError`), and the outcome
+/// is the wire value or one of the two errors the contract names: 400 `bad_request` (not JSON, not UTF-8, empty) or
+/// 422 `invalid_field` naming the field. Nothing else: another error type would answer 500.
 @Suite struct JSONBodyProperties {
     /// What the server answered for one body as one wire type.
     enum Outcome: Equatable, CustomStringConvertible {
