@@ -127,8 +127,10 @@ struct FoundationTests {
             // The in-flight request: a weather read held at the (gated) provider. Its answer is then written to
             // weather_cache, so the pool must still work after the shutdown began.
             let rig = WeatherTestRig.make(provider: "open-meteo", fake: fake)
-            let ulsan = 1833747
-            try await rig.forget([ulsan])
+            // A region no other test asks for: weather_cache is shared, and a fresh row from a test running at the same
+            // time would be served without a provider call.
+            let gangneung = 1843137
+            try await rig.forget([gangneung])
             fake.mode = .gated
             var configuration = AppConfiguration()
             configuration.host = "127.0.0.1"
@@ -144,10 +146,10 @@ struct FoundationTests {
             let port = try #require(await iterator.next())
 
             let inFlight = Task {
-                try await sharedClient.send(CurlRequest(url: "http://127.0.0.1:\(port)/v1/regions/\(ulsan)/weather", timeoutMilliseconds: 30_000))
+                try await sharedClient.send(CurlRequest(url: "http://127.0.0.1:\(port)/v1/regions/\(gangneung)/weather", timeoutMilliseconds: 30_000))
             }
             // The weather service reports the provider call it is making: the request is in its handler.
-            let calling = await rig.events.wait { $0.contains(.upstreamCall(regionID: ulsan)) }
+            let calling = await rig.events.wait { $0.contains(.upstreamCall(regionID: gangneung)) }
             #expect(calling, "the request should reach the provider")
             await group.triggerGracefulShutdown()
             fake.gate.open()
@@ -161,7 +163,7 @@ struct FoundationTests {
             // The answer reached the table: the pool was shut down only after the drain.
             let check = TestDatabase.pool(size: 1)
             defer { check.shutdown() }
-            #expect(try await check.count("SELECT count(*) AS n FROM weather_cache WHERE region_id = \(ulsan)") == 1)
+            #expect(try await check.count("SELECT count(*) AS n FROM weather_cache WHERE region_id = \(gangneung)") == 1)
         }
     }
 }
