@@ -170,7 +170,8 @@ struct GatedTransaction: Sendable {
     let transactionPool: PostgresPool
     let committed: Task<Void, any Error>
 
-    /// Runs `statements` in a transaction that then waits for the gate; returns once it waits.
+    /// Runs `statements` in a transaction that then waits for the gate; returns once they have run, so their locks
+    /// are held. The transaction has connections of its own; `database` (the server's pool) is not used.
     static func start(_ statements: [SQLQuery], on database: PostgresPool) async throws -> GatedTransaction {
         let gate = Int64.random(in: 1...Int64.max)
         // No statement timeout: the gated transaction waits as long as the test takes to open the gate.
@@ -183,7 +184,6 @@ struct GatedTransaction: Sendable {
             try await transactionPool.transaction { connection in
                 for statement in statements { _ = try connection.query(statement) }
                 locked.signal()
-                // The gate's number is written into the text, so `pg_stat_activity` shows which gate waits.
                 _ = try connection.query("SELECT pg_advisory_xact_lock(\(raw: String(gate))) AS gate")
             }
         }
