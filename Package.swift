@@ -14,6 +14,8 @@ let package = Package(
     products: [
         .executable(name: "weatherboard", targets: ["WeatherboardCommand"]),
         .executable(name: "weatherboard-admin", targets: ["WeatherboardAdmin"]),
+        // bench/imaging/run: the image pipeline's time and memory on a directory of pictures (not shipped).
+        .executable(name: "imaging-bench", targets: ["ImagingBench"]),
     ],
     dependencies: [
         // One trait only: SwiftPM 6.3 shuffles several trait flags and recompiles everything (PITFALLS.md).
@@ -143,6 +145,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Measurements (bench/)
+        .executableTarget(name: "ImagingBench", dependencies: ["Imaging"], path: "bench/imaging", exclude: ["run"], swiftSettings: swiftSettings),
+
         // MARK: Tests (real PostgreSQL, real libcurl)
         .testTarget(
             name: "DatabaseTests",
@@ -192,12 +197,12 @@ let package = Package(
             exclude: ["blurhash_reference.py", "blurhash-reference.sh"],
             swiftSettings: swiftSettings
         ),
-        // Parsers of outside bytes (cursors, tokens, base64, stored password hashes, JSON bodies) against
-        // generated inputs: no database, no network.
+        // Parsers of outside bytes (cursors, tokens, base64, stored password hashes, JSON bodies through the
+        // server's own decoding) against generated inputs: no database, no network.
         .testTarget(
             name: "PropertyTests",
             dependencies: [
-                "Board", "Hashing", "Vocabulary", "Weather", "WeatherboardAPI",
+                "Board", "Hashing", "Vocabulary", "Weather", "WeatherboardAPI", "WeatherboardServer",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings

@@ -77,8 +77,8 @@ public enum Plausible {
     }
 
     /// Seconds since 1970 of a civil date and time in some zone `offsetSeconds` east of UTC, or nil when a part is
-    /// out of range (year 2000…2199, month 1…12, day 1…31, hour 0…23, minute 0…59, second 0…60, offset ±18 h).
-    /// The arithmetic cannot overflow within those ranges.
+    /// out of range (year 2000…2199, month 1…12, a day the month has, hour 0…23, minute 0…59, second 0…60, offset
+    /// ±18 h). The arithmetic cannot overflow within those ranges.
     public static func epochSeconds(
         year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64 = 0, offsetSeconds: Int64 = 0
     ) -> Int64? {
@@ -86,6 +86,8 @@ public enum Plausible {
             (0...59).contains(minute), (0...60).contains(second), (-64_800...64_800).contains(offsetSeconds)
         else { return nil }
         let days = CivilDate.days(year: year, month: month, day: day)
+        // February 31 would come back as March 3.
+        guard CivilDate.date(days: days) == (year, month, day) else { return nil }
         return days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
     }
 

@@ -9,16 +9,7 @@ extension Request {
     /// time, by `InputText`, to name the field it is in.
     func decodeJSON<T: Decodable>(as type: T.Type, context: AppRequestContext) async throws -> T {
         let buffer = try await body.collect(upTo: context.maxUploadSize)
-        let data = Data(buffer.readableBytesView)
-        if data.isEmpty { throw APIError.badRequest("a JSON body is required") }
-        if InputText.mayHoldNUL(data) { try InputText.checkJSONBody(data) }
-        do {
-            return try JSONCoding.decoder.decode(T.self, from: data)
-        } catch let error as DecodingError {
-            // Checked only on the way out: the decoder reads UTF-8 and fails on anything else.
-            if String(data: data, encoding: .utf8) == nil { throw APIError.badRequest("the body is not valid UTF-8") }
-            throw Self.translate(error)
-        }
+        return try JSONCoding.decodeBody(Data(buffer.readableBytesView), as: type)
     }
 
     static func translate(_ error: DecodingError) -> APIError {
@@ -53,5 +44,21 @@ extension AppRequestContext {
     func pathID(_ name: String = "id", _ what: String) throws -> Int {
         guard let raw = parameters.get(name), let id = CanonicalID.parse(raw) else { throw APIError.notFound(what) }
         return id
+    }
+}
+
+extension JSONCoding {
+    /// A request body, once read (`Request.decodeJSON`): the value, or an `APIError`, 400 `bad_request` or 422
+    /// `invalid_field`, never another error.
+    static func decodeBody<T: Decodable>(_ data: Data, as type: T.Type) throws -> T {
+        if data.isEmpty { throw APIError.badRequest("a JSON body is required") }
+        if InputText.mayHoldNUL(data) { try InputText.checkJSONBody(data) }
+        do {
+            return try decoder.decode(T.self, from: data)
+        } catch let error as DecodingError {
+            // Checked only on the way out: the decoder reads UTF-8 and fails on anything else.
+            if String(data: data, encoding: .utf8) == nil { throw APIError.badRequest("the body is not valid UTF-8") }
+            throw Request.translate(error)
+        }
     }
 }

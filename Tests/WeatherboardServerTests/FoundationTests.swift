@@ -81,12 +81,18 @@ struct FoundationTests {
             $0.dbStatementTimeoutMilliseconds = 120_000  // the stuck queries must stay stuck however slow the machine is
         }) { server in
             let pool = server.dependencies.database
-            // Occupy every pool connection with a query that waits for the lock, plus queued waiters.
-            let stuck = (0..<6).map { _ in Task { try? await pool.query("SELECT pg_advisory_xact_lock(\(key))") } }
-            do {
-                let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
-                while pool.usage.inUse < 2, ContinuousClock.now < deadline { await Task.yield() }
+            // Occupy every pool connection with a statement that waits for the lock, plus queued waiters. Each
+            // closure signals once it runs on a connection: two signals, and both connections are taken.
+            let started = Arrivals()
+            let stuck = (0..<6).map { _ in
+                Task {
+                    try? await pool.withConnection { connection in
+                        started.signal()
+                        _ = try connection.query("SELECT pg_advisory_xact_lock(\(key))")
+                    }
+                }
             }
+            #expect(await started.wait(for: 2), "two stuck statements should hold both connections")
             for _ in 0..<5 {
                 let health = try await server.request("GET", "/healthz", timeoutMilliseconds: 2000)
                 #expect(health.status == 200)
@@ -114,51 +120,50 @@ struct FoundationTests {
         }
     }
 
-    @Test("graceful shutdown lets an in-flight request finish")
+    @Test("graceful shutdown lets an in-flight request finish, and the database outlives it")
     func gracefulShutdown() async throws {
-        try await TestDatabase.migrated.value
-        var configuration = AppConfiguration()
-        configuration.host = "127.0.0.1"
-        configuration.port = 0
-        configuration.databaseURL = TestDatabase.url
-        configuration.dbPoolSize = 1
-        let dependencies = AppDependencies.make(configuration: configuration, logger: testLogger)
-        let blocker = TestDatabase.pool(size: 1)
-        defer { blocker.shutdown() }
-        let key = Int.random(in: 1...1_000_000)
-        try await blocker.withConnection { _ = try $0.query("SELECT pg_advisory_lock(\(key))") }
+        try await RegionTestCatalog.loaded.value
+        try await FakeWeatherAPI.with { fake in
+            // The in-flight request: a weather read held at the (gated) provider. Its answer is then written to
+            // weather_cache, so the pool must still work after the shutdown began.
+            let rig = WeatherTestRig.make(provider: "open-meteo", fake: fake)
+            // A region no other test asks for: weather_cache is shared, and a fresh row from a test running at the same
+            // time would be served without a provider call.
+            let gangneung = 1843137
+            try await rig.forget([gangneung])
+            fake.mode = .gated
+            var configuration = AppConfiguration()
+            configuration.host = "127.0.0.1"
+            configuration.port = 0
+            configuration.databaseURL = TestDatabase.url
+            let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+            let app = buildApplication(configuration: configuration, dependencies: rig.dependencies, logger: testLogger) { channel in
+                portContinuation.yield(channel.localAddress?.port ?? 0)
+            }
+            let group = ServiceGroup(configuration: .init(services: [.init(service: app)], logger: testLogger))
+            let running = Task { try await group.run() }
+            var iterator = ports.makeAsyncIterator()
+            let port = try #require(await iterator.next())
 
-        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = buildApplication(configuration: configuration, dependencies: dependencies, logger: testLogger) { channel in
-            portContinuation.yield(channel.localAddress?.port ?? 0)
-        }
-        let group = ServiceGroup(configuration: .init(services: [.init(service: app)], logger: testLogger))
-        let running = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
-
-        // The only connection is busy, so /readyz waits in the pool's queue: a request in flight.
-        let busy = Task { try await dependencies.database.query("SELECT pg_advisory_xact_lock(\(key))") }
-        do {
-            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
-            while dependencies.database.usage.inUse < 1, ContinuousClock.now < deadline { await Task.yield() }
-        }
-        let inFlight = Task {
-            try await sharedClient.send(CurlRequest(url: "http://127.0.0.1:\(port)/readyz", timeoutMilliseconds: 10_000))
-        }
-        do {
-            let deadline = ContinuousClock.now + .seconds(30)  // bounded: a test may fail, never hang
-            while dependencies.database.usage.waiting < 1, ContinuousClock.now < deadline { await Task.yield() }
-        }
-        await group.triggerGracefulShutdown()
-        try await blocker.withConnection { _ = try $0.query("SELECT pg_advisory_unlock(\(key))") }
-        _ = try await busy.value
-        let response = try await inFlight.value
-        #expect(response.status == 200)
-        try await running.value
-        // After shutdown the server no longer accepts connections.
-        await #expect(throws: CurlError.self) {
-            try await sharedClient.send(CurlRequest(url: "http://127.0.0.1:\(port)/healthz", timeoutMilliseconds: 2000))
+            let inFlight = Task {
+                try await sharedClient.send(CurlRequest(url: "http://127.0.0.1:\(port)/v1/regions/\(gangneung)/weather", timeoutMilliseconds: 30_000))
+            }
+            // The weather service reports the provider call it is making: the request is in its handler.
+            let calling = await rig.events.wait { $0.contains(.upstreamCall(regionID: gangneung)) }
+            #expect(calling, "the request should reach the provider")
+            await group.triggerGracefulShutdown()
+            fake.gate.open()
+            let response = try await inFlight.value
+            #expect(response.status == 200)
+            try await running.value
+            // After shutdown the server no longer accepts connections.
+            await #expect(throws: CurlError.self) {
+                try await sharedClient.send(CurlRequest(url: "http://127.0.0.1:\(port)/healthz", timeoutMilliseconds: 2000))
+            }
+            // The answer reached the table: the pool was shut down only after the drain.
+            let check = TestDatabase.pool(size: 1)
+            defer { check.shutdown() }
+            #expect(try await check.count("SELECT count(*) AS n FROM weather_cache WHERE region_id = \(gangneung)") == 1)
         }
     }
 }

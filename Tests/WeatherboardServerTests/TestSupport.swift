@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import Synchronization
 import Testing
 import Weather
 import WeatherboardServer
@@ -172,24 +173,27 @@ struct GatedTransaction: Sendable {
     let transactionPool: PostgresPool
     let committed: Task<Void, any Error>
 
-    /// Runs `statements` in a transaction that then waits for the gate; returns once it waits.
+    /// Runs `statements` in a transaction that then waits for the gate; returns once they have run, so their locks
+    /// are held. The transaction has connections of its own; `database` (the server's pool) is not used.
     static func start(_ statements: [SQLQuery], on database: PostgresPool) async throws -> GatedTransaction {
         let gate = Int64.random(in: 1...Int64.max)
         // No statement timeout: the gated transaction waits as long as the test takes to open the gate.
         let gatePool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1, statementTimeoutMilliseconds: 0))
         let transactionPool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1, statementTimeoutMilliseconds: 0))
         try await gatePool.withConnection { _ = try $0.query("SELECT pg_advisory_lock(\(gate))") }
+        // Signalled once the statements have run (their locks are held) and the transaction goes to its gate.
+        let locked = Arrivals()
         let committed = Task {
             try await transactionPool.transaction { connection in
                 for statement in statements { _ = try connection.query(statement) }
-                // The gate's number is written into the text, so `pg_stat_activity` shows which gate waits.
+                locked.signal()
                 _ = try connection.query("SELECT pg_advisory_xact_lock(\(raw: String(gate))) AS gate")
             }
         }
         let gated = GatedTransaction(gate: gate, gatePool: gatePool, transactionPool: transactionPool, committed: committed)
-        guard try await waitForLockWaiter("%pg_advisory_xact_lock(\(gate))%", on: database) else {
+        guard await locked.wait(for: 1) else {
             try await gated.open()
-            throw TestFailure("the gated transaction never reached its gate")
+            throw TestFailure("the gated transaction never ran its statements")
         }
         return gated
     }
@@ -227,13 +231,97 @@ extension PostgresPool {
     }
 }
 
-/// True once some backend whose statement matches `pattern` (SQL `LIKE`) waits on a lock. Bounded: a test may
-/// fail, never hang.
+/// True once some backend whose statement matches `pattern` (SQL `LIKE`) waits on a lock; false after 30 s (a
+/// test may fail, never hang). `database` is the pool the waiting statement runs on; the wait takes a connection
+/// of its own, so it never holds one the server needs.
+///
+/// PostgreSQL announces no lock wait: the one place to see it is `pg_stat_activity`. So a single statement waits
+/// for it inside PostgreSQL, reading that view afresh every `lockWaiterProbeMilliseconds` (`pg_sleep` in between)
+/// until a waiter shows up; the test's task stays suspended on that statement, neither spinning nor sleeping.
 func waitForLockWaiter(_ pattern: String, on database: PostgresPool) async throws -> Bool {
-    let deadline = ContinuousClock.now + .seconds(30)
-    while ContinuousClock.now < deadline {
-        if try await database.count("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE \(pattern)") > 0 { return true }
-        await Task.yield()
+    let probe = PostgresPool(configuration: PostgresConfiguration(conninfo: database.configuration.conninfo, poolSize: 1, statementTimeoutMilliseconds: 0))
+    defer { probe.shutdown() }
+    let literal = "'" + pattern.replacingOccurrences(of: "'", with: "''") + "'"
+    let rounds = 30_000 / lockWaiterProbeMilliseconds
+    let seconds = Double(lockWaiterProbeMilliseconds) / 1000
+    do {
+        try await probe.withConnection { connection in
+            _ = try connection.query(
+                """
+                DO $wait$ BEGIN
+                  FOR round IN 1..\(raw: String(rounds)) LOOP
+                    PERFORM pg_stat_clear_snapshot();
+                    IF EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE \(raw: literal)) THEN RETURN; END IF;
+                    PERFORM pg_sleep(\(raw: String(seconds)));
+                  END LOOP;
+                  RAISE EXCEPTION 'no lock waiter';
+                END $wait$
+                """
+            )
+        }
+        return true
+    } catch let error as PostgresError where error.sqlState == "P0001" {  // the RAISE: no waiter in 30 s
+        return false
     }
-    return false
+}
+
+/// How often `waitForLockWaiter`'s statement reads `pg_stat_activity` again.
+let lockWaiterProbeMilliseconds = 5
+
+/// Counts events signalled from any thread (a pool thread, a handler) and lets a test await a count: how a test
+/// knows something has happened without polling for it.
+final class Arrivals: Sendable {
+    private struct State {
+        var count = 0
+        var waiters: [(count: Int, continuation: CheckedContinuation<Bool, Never>)] = []
+    }
+
+    private let state = Mutex(State())
+
+    func signal() {
+        let ready = state.withLock { state in
+            state.count += 1
+            let count = state.count
+            var ready: [CheckedContinuation<Bool, Never>] = []
+            state.waiters.removeAll { waiter in
+                guard waiter.count <= count else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            return ready
+        }
+        ready.forEach { $0.resume(returning: true) }
+    }
+
+    /// Suspends until `count` signals have arrived: true; false if they have not within `seconds` (a guard
+    /// against hanging the run when something else broke, not a synchronization delay).
+    func wait(for count: Int, seconds: Int = 30) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                    let now = self.state.withLock { state in
+                        if state.count >= count { return true }
+                        state.waiters.append((count, continuation))
+                        return false
+                    }
+                    if now { continuation.resume(returning: true) }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            if !first {
+                // Release the waiter so the group can finish.
+                let waiting = state.withLock { state in
+                    defer { state.waiters.removeAll() }
+                    return state.waiters.map(\.continuation)
+                }
+                waiting.forEach { $0.resume(returning: false) }
+            }
+            return first
+        }
+    }
 }
