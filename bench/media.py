@@ -38,10 +38,12 @@ def rss(field):
         if line.startswith(field): return int(line.split()[1]) // 1024
     return 0
 
-req = urllib.request.Request(BASE + "/v1/accounts", method="POST")
-token = json.loads(urllib.request.urlopen(req).read())["token"]
+# One account per client: an account has at most 2 uploads in flight (UploadSlots), a client address 8.
+def new_token():
+    req = urllib.request.Request(BASE + "/v1/accounts", method="POST")
+    return json.loads(urllib.request.urlopen(req).read())["token"]
 
-def upload(path):
+def upload(path, token):
     boundary = uuid.uuid4().hex
     data = open(path, "rb").read()
     body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x\"\r\n\r\n".encode() + data +
@@ -70,8 +72,9 @@ def burst(path):
             health.append((time.perf_counter() - t) * 1000)
             time.sleep(0.01)
     def client():
+        token = new_token()
         for _ in range(PER_CLIENT):
-            s, ms = upload(path)
+            s, ms = upload(path, token)
             statuses.append(s); latencies.append(ms)
     probe = threading.Thread(target=prober); probe.start()
     start = time.perf_counter()

@@ -54,6 +54,8 @@ struct ListPlanTests {
                 SELECT \(bulk), \(Self.busan), 'clearSky', 'music', 'new ' || i FROM generate_series(1, 30000) AS i
                 """
             )
+            // A spam wave hidden by moderation: the unlisted indexes hold thousands of another author's posts.
+            try connection.execute("UPDATE posts SET status = 'hidden', hidden_reason = 'reports' WHERE author_id = \(bulk) AND id % 10 = 0")
             try connection.simpleQuery("ANALYZE posts")
 
             var failures: [String] = []
@@ -72,6 +74,14 @@ struct ListPlanTests {
             )
             if !signedIn.contains("posts_public_weather_idx") || !signedIn.contains("posts_author_unlisted_idx") || Self.rowsSkipped(signedIn) > 1000 {
                 failures.append("signed-in list:\n\(signedIn)")
+            }
+            // A moderator: public posts merged with every hidden and removed one, each through its own index.
+            let moderator = try Self.genericPlan(
+                PostgresPostStore.listQuery(PostQuery(weatherType: .snow, limit: 21), viewer: Viewer(accountID: old, isModerator: true)),
+                connection: connection
+            )
+            if !moderator.contains("posts_public_weather_idx") || !moderator.contains("posts_unlisted_weather_idx") || Self.rowsSkipped(moderator) > 1000 {
+                failures.append("moderator's list:\n\(moderator)")
             }
             let own = try Self.genericPlan(PostgresPostStore.listOwnQuery(authorID: old, before: nil, limit: 21), connection: connection)
             if own.contains("Sort") || !own.contains("posts_author_idx") || Self.rowsSkipped(own) > 1000 {

@@ -20,15 +20,19 @@ struct MediaIOTests {
             defaultDirectory: "unused", defaultPublicBaseURL: ""
         )
         // As many hung PUTs as the shared pool has threads: enough to hold all of it if media I/O ran there.
-        let hung = max(2, NIOSingletons.blockingPoolThreadCountSuggestion)
+        // Each from an account of its own, all from one address: at most 7, so the upload below still gets a slot
+        // (2 uploads in flight per account, 8 per client address).
+        let hung = min(max(2, NIOSingletons.blockingPoolThreadCountSuggestion), 7)
         try await withTestServer(configure: {
             $0.mediaStorage = storage
             $0.rateLimitsEnabled = false
             $0.imageQueue = hung + 8
         }) { server in
-            let account = try await server.anonymousAccount()
+            var accounts: [TestAccount] = []
+            for _ in 0...hung { accounts.append(try await server.anonymousAccount()) }
             let image = try await MediaFixtures.image("tiny-hung.png", width: 8, height: 8)
-            let uploads = (0..<hung).map { _ in Task { try await server.upload(image, token: account.token) } }
+            let uploads = accounts.dropLast().map { account in Task { try await server.upload(image, token: account.token) } }
+            let account = accounts[hung]
             // Each PUT is on a thread once its connection is accepted; the media pool takes at most its own size.
             await bucket.waitForConnections(min(hung, MediaIO.threadCount))
 
