@@ -201,13 +201,13 @@ public struct PostgresPostStore: PostStore {
         }
         var visible: SQLQuery = "SELECT p.id FROM posts p WHERE p.status = 'visible' AND p.deleted_at IS NULL"
         visible.append(Self.filters(query, walking: walk))
-        visible.append(Self.notBlocked(by: me))
+        visible.append(Self.notBlocked(by: me, author: query.authorID))
         visible.append(Self.order(query))
         var unlisted: SQLQuery
         if viewer.isModerator {
             unlisted = "SELECT p.id FROM posts p WHERE p.status <> 'visible' AND p.deleted_at IS NULL"
             unlisted.append(Self.filters(query, walking: walk))
-            unlisted.append(Self.notBlocked(by: me))
+            unlisted.append(Self.notBlocked(by: me, author: query.authorID))
             unlisted.append(Self.order(query))
         } else {
             unlisted = "SELECT p.id FROM posts p WHERE p.author_id >= \(me) AND p.author_id <= \(me) AND p.status <> 'visible' AND p.deleted_at IS NULL"
@@ -224,8 +224,16 @@ public struct PostgresPostStore: PostStore {
     }
 
     /// Leaves out the authors `viewer` blocks (CONTRACT §3: from the caller's lists, staff included).
-    static func notBlocked(by viewer: Int) -> SQLQuery {
-        " AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(viewer) AND b.blocked_id = p.author_id)"
+    /// With an `authorId` filter the block is checked once, for that author (a one-time filter of the plan): a
+    /// reader listing an author they blocked reads nothing, instead of every post of that author one by one (9,000
+    /// rows for a page at 10M posts).
+    static func notBlocked(by viewer: Int, author: Int? = nil) -> SQLQuery {
+        var sql: SQLQuery = ""
+        if let author {
+            sql.append(" AND NOT EXISTS (SELECT 1 FROM blocks ba WHERE ba.blocker_id = \(viewer) AND ba.blocked_id = \(author))" as SQLQuery)
+        }
+        sql.append(" AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(viewer) AND b.blocked_id = p.author_id)" as SQLQuery)
+        return sql
     }
 
     public func listOwn(authorID: Int, before: Int?, limit: Int) async throws -> [Post] {

@@ -63,6 +63,20 @@ struct ScalePlanTests {
             let authors = try Self.seed(connection)
 
             var failures: [String] = []
+            // The member and the moderator block the author of `authorId` lists: such a page is empty, and must be so
+            // without reading that author's 900 posts one by one.
+            try connection.execute(
+                "INSERT INTO blocks (blocker_id, blocked_id) VALUES (\(authors[2]), \(authors[1])), (\(authors[3]), \(authors[1]))"
+            )
+            for viewer in [Viewer(accountID: authors[2], isModerator: false), Viewer(accountID: authors[3], isModerator: true)] {
+                let query = PostQuery(authorID: authors[1], limit: PageLimit.defaultValue + 1)
+                let plan = try ListPlanTests.genericPlan(PostgresPostStore.withMedia(PostgresPostStore.listQuery(query, viewer: viewer)), connection: connection)
+                let scans = plan.split(separator: "\n").filter { $0.contains(" on posts ") }
+                if scans.isEmpty || !scans.allSatisfy({ $0.contains("(never executed)") || $0.contains("(actual rows=0 ") }) {
+                    failures.append("a blocked author's list (moderator: \(viewer.isModerator)) reads their posts:\n\(plan)")
+                }
+            }
+            try connection.execute("DELETE FROM blocks WHERE blocked_id = \(authors[1])")
             for (name, query) in Self.shapes(authors: authors) {
                 let plan = try ListPlanTests.genericPlan(query, connection: connection)
                 var problems: [String] = []
