@@ -106,7 +106,7 @@ let package = Package(
         .target(
             name: "WeatherboardServer",
             dependencies: [
-                "Board", "CurlClient", "Database", "Imaging", "MediaStorage", "RateLimit", "Vocabulary", "Weather", "WeatherboardAPI",
+                "Board", "Database", "Imaging", "MediaStorage", "RateLimit", "Vocabulary", "Weather", "WeatherboardAPI",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "NIOPosix", package: "swift-nio"),
