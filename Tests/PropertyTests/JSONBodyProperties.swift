@@ -123,11 +123,14 @@ import WeatherboardAPI
         return decoded
     }
 
-    /// A number literal past a Double's range (an exponent of three digits, or 309 digits and more), or a `\u`
-    /// escape of a surrogate: where `JSONSerialization` refuses text the server's decoder may read.
+    /// A number literal past a Double's range (an exponent of three digits, or 309 digits and more), a `\u`
+    /// escape of a surrogate, or a minus sign with no digit after it (`-`, `{"body":-}`, which Foundation's decoder
+    /// reads as a number: 422, where `JSONSerialization` says 400): where `JSONSerialization` refuses text the
+    /// server's decoder may read.
     static func decodersMayDisagree(_ data: Data) -> Bool {
         let text = String(decoding: data, as: UTF8.self)
         return text.contains(/[eE][+-]?[0-9]{3}/) || text.contains(/[0-9]{309}/) || text.contains(/\\u[dD][89a-fA-F]/)
+            || text.contains(/-(?![0-9])/)
     }
 
     @Test func arbitraryBytes() async {
