@@ -144,9 +144,20 @@ public struct PostgresPostStore: PostStore {
         return nil
     }
 
+    /// The column `filters` writes as a range: the walked one, except for a weatherType+category walk (the index on
+    /// `(weather_type, category, id DESC)`), where the weather type stays an equality and the category is the range:
+    /// the index scan then starts and stops at the pair. With the range on the weather type it went on through every
+    /// entry of that type after the pair: 3 ms, a fifth of the throughput, for a moderator's page of a rare pair at
+    /// 10M posts (the unlisted branch). A region walk keeps its range on the region: there, the pair's equality made
+    /// PostgreSQL estimate a handful of rows and sort them (ScalePlanTests).
+    static func rangeColumn(_ query: PostQuery) -> WalkColumn? {
+        let walk = walkColumn(query)
+        return walk == .weatherType && query.category != nil ? .category : walk
+    }
+
     /// The filter part shared by every list query.
     ///
-    /// The walked column's equality is written as `col >= $n AND col <= $n`. Same rows, but PostgreSQL
+    /// The walked column's equality (`rangeColumn`) is written as `col >= $n AND col <= $n`. Same rows, but PostgreSQL
     /// no longer treats the column as a constant, so `ORDER BY col, p.id DESC` (see `order`) can only be
     /// read in order from the index that leads with that column. Written as `col = $n`, the generic
     /// plan may walk the primary key backwards and filter instead: cheap while weather types are evenly
@@ -192,21 +203,20 @@ public struct PostgresPostStore: PostStore {
     /// - a moderator: merged with every hidden and removed post (the unlisted partial indexes of sql/0017).
     /// A signed-in reader's blocked authors are left out of every branch, a moderator's included (CONTRACT §3).
     static func listQuery(_ query: PostQuery, viewer: Viewer) -> SQLQuery {
-        let walk = Self.walkColumn(query)
         guard let me = viewer.accountID else {
             var sql = SQLQuery(stringLiteral: Self.select + " WHERE p.status = 'visible' AND p.deleted_at IS NULL")
-            sql.append(Self.filters(query, walking: walk))
+            sql.append(Self.filters(query, walking: Self.rangeColumn(query)))
             sql.append(Self.order(query))
             return sql.page(limit: query.limit)
         }
         var visible: SQLQuery = "SELECT p.id FROM posts p WHERE p.status = 'visible' AND p.deleted_at IS NULL"
-        visible.append(Self.filters(query, walking: walk))
+        visible.append(Self.filters(query, walking: Self.rangeColumn(query)))
         visible.append(Self.notBlocked(by: me, author: query.authorID))
         visible.append(Self.order(query))
         var unlisted: SQLQuery
         if viewer.isModerator {
             unlisted = "SELECT p.id FROM posts p WHERE p.status <> 'visible' AND p.deleted_at IS NULL"
-            unlisted.append(Self.filters(query, walking: walk))
+            unlisted.append(Self.filters(query, walking: Self.rangeColumn(query)))
             unlisted.append(Self.notBlocked(by: me, author: query.authorID))
             unlisted.append(Self.order(query))
         } else {
