@@ -51,15 +51,15 @@ public struct KMAProvider: WeatherProvider {
             + "&base_date=\(base.date)&base_time=\(base.time)&nx=\(grid.nx)&ny=\(grid.ny)"
     }
 
-    public func observe(_ region: Region) async throws -> Observation {
+    public func observe(_ region: Region, admitRetry: UpstreamAdmission?) async throws -> Observation {
         guard !serviceKey.isEmpty else { throw ProviderError(.misconfigured, "KMA_SERVICE_KEY is not set") }
         let grid = KMAGrid.point(lat: region.lat, lon: region.lon)
         guard region.countryCode == "KR", KMAGrid.validX.contains(grid.nx), KMAGrid.validY.contains(grid.ny) else {
             throw ProviderError(.unsupportedRegion, "kma serves Korean regions only")
         }
         let now = self.now()
-        async let nowcastBody = http.get(url(operation: "getUltraSrtNcst", grid: grid, base: Self.baseDateTime(now: now, forecast: false)))
-        async let forecastBody = http.get(url(operation: "getUltraSrtFcst", grid: grid, base: Self.baseDateTime(now: now, forecast: true)))
+        async let nowcastBody = http.get(url(operation: "getUltraSrtNcst", grid: grid, base: Self.baseDateTime(now: now, forecast: false)), admitRetry: admitRetry)
+        async let forecastBody = http.get(url(operation: "getUltraSrtFcst", grid: grid, base: Self.baseDateTime(now: now, forecast: true)), admitRetry: admitRetry)
         return try Self.parse(nowcast: try await nowcastBody, forecast: try await forecastBody)
     }
 

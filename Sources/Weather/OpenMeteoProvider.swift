@@ -20,8 +20,8 @@ public struct OpenMeteoProvider: WeatherProvider {
             + "&current=\(Self.variables)&wind_speed_unit=ms&temperature_unit=celsius"
     }
 
-    public func observe(_ region: Region) async throws -> Observation {
-        try Self.parse(try await http.get(url(for: region)))
+    public func observe(_ region: Region, admitRetry: UpstreamAdmission?) async throws -> Observation {
+        try Self.parse(try await http.get(url(for: region), admitRetry: admitRetry))
     }
 
     /// Every number is optional here: `Plausible` decides what a missing one means (a failure, or for

@@ -20,9 +20,9 @@ public struct OpenWeatherMapProvider: WeatherProvider {
             + "&exclude=minutely,hourly,daily,alerts&units=metric&appid=\(ProviderHTTP.escape(apiKey))"
     }
 
-    public func observe(_ region: Region) async throws -> Observation {
+    public func observe(_ region: Region, admitRetry: UpstreamAdmission?) async throws -> Observation {
         guard !apiKey.isEmpty else { throw ProviderError(.misconfigured, "OPENWEATHERMAP_API_KEY is not set") }
-        return try Self.parse(try await http.get(url(for: region)))
+        return try Self.parse(try await http.get(url(for: region), admitRetry: admitRetry))
     }
 
     /// Every number is optional here: `Plausible` decides what a missing one means.

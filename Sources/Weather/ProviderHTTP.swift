@@ -36,11 +36,11 @@ public struct ProviderHTTP: Sendable {
     }
 
     /// GETs `url` and returns the body of a 2xx answer; anything else throws `ProviderError`.
-    public func get(_ url: String) async throws -> [UInt8] {
+    public func get(_ url: String, admitRetry: UpstreamAdmission? = nil) async throws -> [UInt8] {
         do {
             return try await attempt(url)
         } catch let failure as ProviderError where failure.isRetryable {
-            if let admitRetry = UpstreamAdmission.retry {
+            if let admitRetry {
                 // Past the budget, the first failure is the answer.
                 do { try await admitRetry() } catch { throw failure }
             }

@@ -4,8 +4,8 @@ public protocol WeatherProvider: Sendable {
     var name: String { get }
     /// How many HTTP requests one `observe` sends (retries aside), for the upstream budget.
     var requestsPerObservation: Int { get }
-    /// Fetches the current observation at a region. Throws `ProviderError`.
-    func observe(_ region: Region) async throws -> Observation
+    /// Fetches the current observation at a region, admitting any retry through `admitRetry`. Throws `ProviderError`.
+    func observe(_ region: Region, admitRetry: UpstreamAdmission?) async throws -> Observation
 }
 
 extension WeatherProvider {

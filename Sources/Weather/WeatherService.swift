@@ -216,9 +216,8 @@ public actor WeatherService: WeatherProviding {
 
     /// The provider's answer, with the budget's admission for a retry the provider may make (one more upstream request).
     private static func observe(_ region: Region, provider: any WeatherProvider, budget: (any UpstreamBudget)?) async throws -> Observation {
-        guard let budget else { return try await provider.observe(region) }
-        let admitRetry: @Sendable () async throws -> Void = { try await budget.admitRetry() }
-        return try await UpstreamAdmission.$retry.withValue(admitRetry) { try await provider.observe(region) }
+        guard let budget else { return try await provider.observe(region, admitRetry: nil) }
+        return try await provider.observe(region, admitRetry: { try await budget.admitRetry() })
     }
 
     /// The last known value, marked stale, or `unavailable`.
