@@ -33,6 +33,12 @@ PGBIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true
 if [ "$(id -u)" = 0 ]; then
   OWNER=postgres
   as_owner() { runuser -u postgres -- "$@"; }
+  # A checkout the postgres user cannot enter (a clone inside `mktemp -d`, or under /root) cannot hold the data
+  # directory: keep the cluster in a directory of its own, named after the checkout, so each checkout has one.
+  if [ -z "${WB_PG_DIR:-}" ] && ! runuser -u postgres -- test -x "$ROOT" 2>/dev/null; then
+    BASE="/var/tmp/weatherboard-pg-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)"
+    DATA="$BASE/data"; SOCK="$BASE/run"; LOG="$BASE/log/postgres.log"; PWFILE="$BASE/app-password"
+  fi
 else
   OWNER="$(id -un)"
   as_owner() { "$@"; }
