@@ -132,6 +132,30 @@ accounts_lua = lua("accounts", 'wrk.method = "POST"\n')
 route("POST /v1/accounts", "/v1/accounts", script=accounts_lua,
       sql=open(os.path.join(ROOT, "bench", "sql", "create_account.sql")).read())
 
+def route_table(H):
+    print(f"| route | req/s | p99 ms | /healthz just before | pgbench tps | L = 1/(1/healthz + 1/pgbench) | share of L |")
+    print(f"|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        if r["tps"]:
+            h = r["healthz"] or H
+            L = 1 / (1 / h + 1 / r["tps"])
+            print(f"| {r['name']} | {r['rps']:.0f} | {r['p99']:.2f} | {h:.0f} | {r['tps']:.0f} | {L:.0f} | {r['rps'] / L:.2f} |")
+        else:
+            print(f"| {r['name']} | {r['rps']:.0f} | {r['p99']:.2f} | | | | {r['rps'] / H:.2f} of healthz |")
+
+# BENCH_CORE=1: the core routes only (the performance floor), repeated BENCH_REPEAT times, then stop.
+if os.environ.get("BENCH_CORE") == "1":
+    for _ in range(int(os.environ.get("BENCH_REPEAT", "1")) - 1):
+        route("GET /v1/posts/{id}", f"/v1/posts/{POST_ID}", sql=SELECT_POST, defines={"id": POST_ID})
+        route("GET /v1/posts?weatherType=rain", "/v1/posts?weatherType=rain", sql=LIST_POSTS, defines={"wt": "rain", "lim": 21})
+        route("GET /v1/posts?weatherType=mist (2 images each)", "/v1/posts?weatherType=mist", sql=LIST_POSTS, defines={"wt": "mist", "lim": 21})
+        route("POST /v1/posts", "/v1/posts", sql=CREATE_POST, script=create_lua, defines={"author": ME, "token_hash": token_hash})
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=30)
+    print()
+    route_table(health["rps"])
+    sys.exit(0)
+
 # ---- login burst: scrypt-bound; memory bounded by the hashing threads --------------------------------
 user = "bench_" + str(int(time.time()))
 reg = http("POST", "/v1/accounts/me/credentials", {"username": user, "password": "bench password 123"}, token=http("POST", "/v1/accounts")["token"])
@@ -248,15 +272,7 @@ code = server.wait(timeout=30)
 # ---- table ------------------------------------------------------------------------------------------------
 H = health["rps"]
 print()
-print(f"| route | req/s | p99 ms | /healthz just before | pgbench tps | L = 1/(1/healthz + 1/pgbench) | share of L |")
-print(f"|---|---:|---:|---:|---:|---:|---:|")
-for r in rows:
-    if r["tps"]:
-        h = r["healthz"] or H
-        L = 1 / (1 / h + 1 / r["tps"])
-        print(f"| {r['name']} | {r['rps']:.0f} | {r['p99']:.2f} | {h:.0f} | {r['tps']:.0f} | {L:.0f} | {r['rps'] / L:.2f} |")
-    else:
-        print(f"| {r['name']} | {r['rps']:.0f} | {r['p99']:.2f} | | | | {r['rps'] / H:.2f} of healthz |")
+route_table(H)
 print()
 print(f"- logins: {login['rps']:.1f}/s, p99 {login['p99']:.0f} ms (scrypt N=2^17, 2 hashing threads); /healthz p99 during the burst {health_during['p99']:.2f} ms")
 print(f"- server RSS: before the login burst {rss_before/1024:.0f} MiB, peak after it {rss_login_peak/1024:.0f} MiB (bound: base + 2 × 128 MiB scrypt), peak overall {peak/1024:.0f} MiB")

@@ -37,8 +37,10 @@ public struct SQLQuery: Sendable, ExpressibleByStringInterpolation, CustomString
 
     /// Appends another query, renumbering its placeholders after ours.
     public mutating func append(_ other: SQLQuery) {
-        if other.binds.isEmpty {
+        // Nothing to shift when either side has no placeholders: the common case of a query wrapped in another.
+        if other.binds.isEmpty || binds.isEmpty {
             sql += other.sql
+            binds += other.binds
             return
         }
         let offset = binds.count
@@ -55,24 +57,26 @@ public struct SQLQuery: Sendable, ExpressibleByStringInterpolation, CustomString
     /// Shifts `$n` placeholders by `offset`. Only placeholders this type wrote exist in `sql`, since
     /// values never become SQL text.
     private static func renumber(_ sql: String, by offset: Int) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(sql.utf8.count + 8)
-        let utf8 = Array(sql.utf8)
-        var i = 0
-        while i < utf8.count {
-            let byte = utf8[i]
-            i += 1
-            out.append(byte)
-            guard byte == UInt8(ascii: "$") else { continue }
-            var n = 0, digits = 0
-            while i < utf8.count, utf8[i] >= UInt8(ascii: "0"), utf8[i] <= UInt8(ascii: "9") {
-                n = n * 10 + Int(utf8[i] - UInt8(ascii: "0"))
-                digits += 1
+        var sql = sql
+        return sql.withUTF8 { utf8 in
+            var out: [UInt8] = []
+            out.reserveCapacity(utf8.count + 16)
+            var i = 0
+            while i < utf8.count {
+                let byte = utf8[i]
                 i += 1
+                out.append(byte)
+                guard byte == UInt8(ascii: "$") else { continue }
+                var n = 0, digits = 0
+                while i < utf8.count, utf8[i] >= UInt8(ascii: "0"), utf8[i] <= UInt8(ascii: "9") {
+                    n = n * 10 + Int(utf8[i] - UInt8(ascii: "0"))
+                    digits += 1
+                    i += 1
+                }
+                if digits > 0 { out.append(contentsOf: String(n + offset).utf8) }
             }
-            if digits > 0 { out.append(contentsOf: String(n + offset).utf8) }
+            return String(decoding: out, as: UTF8.self)
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     public struct StringInterpolation: StringInterpolationProtocol {

@@ -20,28 +20,29 @@ public enum RFC3339 {
         let bounded = raw.isNaN ? 0 : min(max(raw.rounded(.down), -62_167_219_200), 253_402_300_799)
         let (days, seconds) = CivilDate.split(seconds: Int64(bounded))
         let (year, month, day) = CivilDate.date(days: days)
-        func put(_ value: Int64, _ width: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<width { divisor *= 10 }
-            var v = value
-            while divisor > 0 {
-                bytes.append(UInt8(48 + (v / divisor) % 10))
-                v %= divisor
-                divisor /= 10
+        // Written into a stack buffer and appended once: `YYYY-MM-DDTHH:MM:SSZ` is always 20 bytes.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { out in
+            func put(_ value: Int64, at start: Int, width: Int) {
+                var v = value
+                for i in stride(from: start + width - 1, through: start, by: -1) {
+                    out[i] = UInt8(48 + v % 10)
+                    v /= 10
+                }
             }
+            put(year, at: 0, width: 4)
+            out[4] = UInt8(ascii: "-")
+            put(month, at: 5, width: 2)
+            out[7] = UInt8(ascii: "-")
+            put(day, at: 8, width: 2)
+            out[10] = UInt8(ascii: "T")
+            put(seconds / 3600, at: 11, width: 2)
+            out[13] = UInt8(ascii: ":")
+            put(seconds / 60 % 60, at: 14, width: 2)
+            out[16] = UInt8(ascii: ":")
+            put(seconds % 60, at: 17, width: 2)
+            out[19] = UInt8(ascii: "Z")
+            bytes.append(contentsOf: UnsafeBufferPointer(out))
         }
-        put(year, 4)
-        bytes.append(UInt8(ascii: "-"))
-        put(month, 2)
-        bytes.append(UInt8(ascii: "-"))
-        put(day, 2)
-        bytes.append(UInt8(ascii: "T"))
-        put(seconds / 3600, 2)
-        bytes.append(UInt8(ascii: ":"))
-        put(seconds / 60 % 60, 2)
-        bytes.append(UInt8(ascii: ":"))
-        put(seconds % 60, 2)
-        bytes.append(UInt8(ascii: "Z"))
     }
 
     /// An RFC 3339 `date-time` (§5.6): `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, `T` and `Z` in either case, a

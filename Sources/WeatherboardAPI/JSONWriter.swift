@@ -77,7 +77,18 @@ public struct JSONWriter {
     }
 
     public mutating func int(_ value: Int) {
-        bytes.append(contentsOf: String(value).utf8)
+        // Digits right to left in a stack buffer, then one append: no `String` per number.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var magnitude = value.magnitude
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = UInt8(48 + magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 { bytes.append(UInt8(ascii: "-")) }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start..<20]))
+        }
     }
 
     public mutating func double(_ value: Double) {
@@ -107,4 +118,10 @@ public struct JSONWriter {
 /// A value that can write itself with `JSONWriter`.
 public protocol JSONWritable {
     func write(to writer: inout JSONWriter)
+    /// Bytes to reserve before writing, so that a page of posts is written without growing the buffer.
+    var jsonCapacity: Int { get }
+}
+
+extension JSONWritable {
+    public var jsonCapacity: Int { 1024 }
 }

@@ -26,6 +26,8 @@ extension Page: Encodable where Item: Encodable {
 }
 
 extension Page: JSONWritable where Item: JSONWritable {
+    public var jsonCapacity: Int { 64 + items.reduce(0) { $0 + $1.jsonCapacity } }
+
     public func write(to w: inout JSONWriter) {
         w.raw("{")
         w.key("items", first: true)

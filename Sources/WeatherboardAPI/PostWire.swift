@@ -120,6 +120,9 @@ public struct VocabularyItem: Codable, Sendable, Equatable {
 // MARK: The one encoding of each (keys sorted)
 
 extension PostResponse: JSONWritable {
+    /// The fixed part (keys, ids, dates, region, author) is under 600 bytes; text and images come on top.
+    public var jsonCapacity: Int { 600 + body.utf8.count + (title?.utf8.count ?? 0) + media.count * 400 }
+
     public func write(to w: inout JSONWriter) {
         w.raw("{")
         w.key("author", first: true)

@@ -47,7 +47,7 @@ extension RevisionResponse {
 /// hot types (posts, media, weather and what holds them) are `JSONWritable` and never `Encodable`; the rest
 /// go through the shared `JSONEncoder`.
 func jsonResponse(_ value: some JSONWritable, status: HTTPResponse.Status = .ok) -> Response {
-    var writer = JSONWriter(capacity: 1024)
+    var writer = JSONWriter(capacity: value.jsonCapacity)
     value.write(to: &writer)
     return jsonResponse(bytes: writer.bytes, status: status)
 }

@@ -130,4 +130,30 @@ struct JSONWriterTests {
             #expect(throws: DecodingError.self, "\(fractional)") { try Self.decoder.decode(CurrentWeather.self, from: Data(changed.utf8)) }
         }
     }
+
+    @Test("integers are written whole, signs and extremes included, as JSONSerialization reads them", arguments: [
+        0, 7, -7, 10, -10, 1_234_567_890, Int.max, Int.min, Int(Int32.max) + 1,
+    ])
+    func integers(_ value: Int) throws {
+        var writer = JSONWriter()
+        writer.array([value].map(IntBox.init))
+        let text = String(decoding: writer.bytes, as: UTF8.self)
+        #expect(text == "[\(value)]")
+        let read = try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? [NSNumber]
+        #expect(read?.first?.int64Value == Int64(value))
+    }
+
+    @Test("a page reserves room for its posts before writing, so a full page is written without growing")
+    func pageCapacity() {
+        let page = Page(items: Array(repeating: post(), count: 20), nextCursor: "c")
+        var writer = JSONWriter(capacity: page.jsonCapacity)
+        page.write(to: &writer)
+        #expect(writer.bytes.count <= page.jsonCapacity, "\(writer.bytes.count) bytes written, \(page.jsonCapacity) reserved")
+    }
+
+    struct IntBox: JSONWritable {
+        let value: Int
+        init(_ value: Int) { self.value = value }
+        func write(to writer: inout JSONWriter) { writer.int(value) }
+    }
 }
