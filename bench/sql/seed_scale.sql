@@ -1,19 +1,23 @@
 -- Grows the board to :target posts for bench/scale.py (psql -v target=N -v me=ID). Run again with a larger
 -- target to grow it. The mix: 1,000 authors plus :me (every 10th post is :me's, so "my posts" pages through an
--- author with a tenth of the table), the 200 most populous regions, weather types and categories spread evenly
--- and independently, 1% hidden, 0.5% removed, 0.5% deleted, and two images on every 'mist' post.
+-- author with a tenth of the table; every 20th is scale-author-500's, the author the `authorId` shapes filter on),
+-- the 200 most populous regions (a quarter of the posts in the first, the region the `regionId` shapes filter on),
+-- weather types and categories spread evenly and independently, 1% hidden, 0.5% removed, 0.5% deleted, and two
+-- images on every 'mist' post. Every filtered shape has full pages already at 10k posts, so a ratio against 10k
+-- measures the table growing, not a partial first page filling up.
 \set ON_ERROR_STOP on
 INSERT INTO accounts (display_name)
 SELECT 'scale-author-' || i FROM generate_series(1, 1000 - (SELECT count(*) FROM accounts WHERE display_name LIKE 'scale-author-%')) AS i;
 
 SELECT (SELECT array_agg(id ORDER BY id) FROM accounts WHERE display_name LIKE 'scale-author-%') AS authors,
-       (SELECT array_agg(id) FROM (SELECT id FROM regions ORDER BY population DESC, id LIMIT 200) r) AS regions \gset
+       (SELECT array_agg(id ORDER BY population DESC, id) FROM (SELECT id, population FROM regions ORDER BY population DESC, id LIMIT 200) r) AS regions,
+       (SELECT id FROM accounts WHERE display_name = 'scale-author-500') AS heavy \gset
 
 SELECT coalesce(max(id), 0) AS start FROM posts \gset
 
 INSERT INTO posts (author_id, region_id, weather_type, category, title, body, status, hidden_reason, deleted_at, deleted_by)
-SELECT CASE WHEN i % 10 = 0 THEN :me ELSE (:'authors'::int8[])[1 + i % 1000] END,
-       (:'regions'::int8[])[1 + (i / 7) % 200],
+SELECT CASE WHEN i % 10 = 0 THEN :me WHEN i % 20 = 1 THEN :heavy ELSE (:'authors'::int8[])[1 + i % 1000] END,
+       CASE WHEN i % 4 = 2 THEN (:'regions'::int8[])[1] ELSE (:'regions'::int8[])[1 + (i / 7) % 200] END,
        (ARRAY['clearSky','fewClouds','scatteredClouds','brokenClouds','showerRain','rain','thunderStorm','snow','mist'])[1 + i % 9],
        (ARRAY['food','place','music','outfit','activity'])[1 + (i / 9) % 5],
        CASE WHEN i % 3 = 0 THEN NULL ELSE '비 오는 날 ' || i END,
