@@ -78,16 +78,25 @@ public struct PostgresModerationStore: ModerationStore {
         return try await database.query(sql).map(Self.report(from:))
     }
 
+    /// The posts of a queue page: those whose first open report comes after the cursor, oldest first. It walks
+    /// `moderation_queue` (sql/0019, kept exact by triggers on `reports`), so a page reads about `limit` rows however
+    /// many reports are open (`QueuePlanTests`).
+    static func queuePage(after: Int?, limit: Int) -> SQLQuery {
+        """
+        SELECT post_id, first_report_id AS first_id, first_reported_at AS first_at
+        FROM moderation_queue WHERE first_report_id > \(after ?? 0)
+        ORDER BY first_report_id LIMIT \(limit)
+        """
+    }
+
+    /// The open reports of a page's posts, found through an index on their post ids (every one is listed).
+    static func openReports(postIDs: [String]) -> SQLQuery {
+        "SELECT \(raw: reportColumns) FROM reports r WHERE r.status = 'open' AND r.post_id = ANY(\(postIDs)::int8[]) ORDER BY r.id"
+    }
+
     public func queue(after: Int?, limit: Int) async throws -> [QueueItem] {
         try await database.withConnection { connection in
-            let groups = try connection.query(
-                """
-                SELECT post_id, min(id) AS first_id, min(created_at) AS first_at
-                FROM reports WHERE status = 'open'
-                GROUP BY post_id HAVING min(id) > \(after ?? 0)
-                ORDER BY min(id) LIMIT \(limit)
-                """
-            )
+            let groups = try connection.query(Self.queuePage(after: after, limit: limit))
             guard !groups.isEmpty else { return [] }
             let ids = try groups.map { String(try $0.decode(Int.self, "post_id")) }
             var posts: [Int: Post] = [:]
@@ -95,9 +104,7 @@ public struct PostgresModerationStore: ModerationStore {
                 posts[post.id] = post
             }
             var reports: [Int: [Report]] = [:]
-            for row in try connection.query(
-                "SELECT \(raw: Self.reportColumns) FROM reports r WHERE r.status = 'open' AND r.post_id = ANY(\(ids)::int8[]) ORDER BY r.id"
-            ) {
+            for row in try connection.query(Self.openReports(postIDs: ids)) {
                 let report = try Self.report(from: row)
                 reports[report.postID, default: []].append(report)
             }
