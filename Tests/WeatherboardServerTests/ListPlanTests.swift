@@ -28,15 +28,7 @@ struct ListPlanTests {
 
     @Test("each filter combination walks its own index in order, even when the newest posts all differ from the filter")
     func skewedPlans() async throws {
-        try await TestDatabase.migrated.value
-        let pool = TestDatabase.pool(size: 1)
-        defer { pool.shutdown() }
-        let failures: [String] = try await pool.withConnection { connection in
-            // Everything happens in one transaction that is rolled back: other tests never see these rows.
-            try connection.simpleQuery("BEGIN")
-            // Loading 33,000 rows while the other suites run can take longer than the server's 5 s limit.
-            try connection.simpleQuery("SET LOCAL statement_timeout = '120s'")
-            defer { try? connection.simpleQuery("ROLLBACK") }
+        let failures: [String] = try await TestDatabase.inRolledBackTransaction(timeout: "120s") { connection in
             let authors = try connection.query("INSERT INTO accounts (display_name) VALUES ('plan-old'), ('plan-bulk') RETURNING id")
             let old = try authors[0].decode(Int.self, "id"), bulk = try authors[1].decode(Int.self, "id")
             try connection.execute(

@@ -20,14 +20,7 @@ struct QueuePlanTests {
 
     @Test("a queue page reads about a page of rows, first page, the spam post's page and a later page")
     func plansInASpamWave() async throws {
-        try await TestDatabase.migrated.value
-        let pool = TestDatabase.pool(size: 1)
-        defer { pool.shutdown() }
-        let failures: [String] = try await pool.withConnection { connection in
-            try connection.simpleQuery("BEGIN")
-            defer { try? connection.simpleQuery("ROLLBACK") }
-            try connection.simpleQuery("SET LOCAL statement_timeout = '600s'")
-            try connection.simpleQuery("SET LOCAL jit = on; SET LOCAL jit_above_cost = 100000; SET LOCAL jit_inline_above_cost = 500000")
+        let failures: [String] = try await TestDatabase.inRolledBackTransaction(timeout: "600s", defaultJIT: true) { connection in
             let (spam, postIDs) = try Self.seed(connection)
             let open = try connection.query("SELECT count(*) AS n FROM reports WHERE status = 'open'")[0].decode(Int.self, "n")
             guard open == Self.posts * Self.reportsPerPost + Self.spamReports else { return ["\(open) open reports"] }

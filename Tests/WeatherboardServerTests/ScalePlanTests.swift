@@ -51,15 +51,7 @@ struct ScalePlanTests {
 
     @Test("every list shape at 1M posts plans an index walk of about a page, without JIT, under PostgreSQL's defaults")
     func plansAtScale() async throws {
-        try await TestDatabase.migrated.value
-        let pool = TestDatabase.pool(size: 1)
-        defer { pool.shutdown() }
-        let failures: [String] = try await pool.withConnection { connection in
-            try connection.simpleQuery("BEGIN")
-            defer { try? connection.simpleQuery("ROLLBACK") }
-            try connection.simpleQuery("SET LOCAL statement_timeout = '600s'")
-            // PostgreSQL's defaults, not the server's session settings (`jit = off`): the plans alone must stay clear of JIT.
-            try connection.simpleQuery("SET LOCAL jit = on; SET LOCAL jit_above_cost = 100000; SET LOCAL jit_inline_above_cost = 500000")
+        let failures: [String] = try await TestDatabase.inRolledBackTransaction(timeout: "600s", defaultJIT: true) { connection in
             let authors = try Self.seed(connection)
 
             var failures: [String] = []

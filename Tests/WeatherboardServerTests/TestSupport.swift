@@ -36,6 +36,27 @@ enum TestDatabase {
     static func pool(size: Int = 2) -> PostgresPool {
         PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: size))
     }
+
+    /// Runs `body` on one connection of the migrated database inside a transaction that is always rolled back, so
+    /// other suites never see its rows. Plan tests load large tables there: the statement limit is `timeout`, and with
+    /// `defaultJIT` the session goes back to PostgreSQL's own JIT settings (the server's sessions turn JIT off; a plan
+    /// must stay clear of JIT without that).
+    static func inRolledBackTransaction<T: Sendable>(
+        timeout: String, defaultJIT: Bool = false, _ body: @escaping @Sendable (PostgresConnection) throws -> T
+    ) async throws -> T {
+        try await migrated.value
+        let pool = pool(size: 1)
+        defer { pool.shutdown() }
+        return try await pool.withConnection { connection in
+            try connection.simpleQuery("BEGIN")
+            defer { try? connection.simpleQuery("ROLLBACK") }
+            try connection.simpleQuery("SET LOCAL statement_timeout = '\(timeout)'")
+            if defaultJIT {
+                try connection.simpleQuery("SET LOCAL jit = on; SET LOCAL jit_above_cost = 100000; SET LOCAL jit_inline_above_cost = 500000")
+            }
+            return try body(connection)
+        }
+    }
 }
 
 let testLogger: Logger = {
