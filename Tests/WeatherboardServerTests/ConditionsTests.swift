@@ -188,6 +188,36 @@ struct ConditionsTests {
         }
     }
 
+    @Test("a create's upstream call counts against its client's cold budget; past it the post is created with conditions null")
+    func withinTheClientsBudget() async throws {
+        try await FakeWeatherAPI.with { fake in
+            fake.setBody(openMeteoBody(feelsLike: 21), for: .openMeteo)
+            let scope = "conditions-\(UUID().uuidString)"
+            let rig = WeatherTestRig.make(
+                provider: "open-meteo", fake: fake,
+                budget: { RateLimitedUpstreamBudget(database: $0, coldPerMinute: 1, upstreamPerMinute: 10_000, windowSeconds: 3600, scope: scope) }
+            )
+            let regions = try await fitRegions(rig.database, offset: 14, count: 2)
+            try await rig.forget(regions)
+            try await withTestServer(dependencies: rig.dependencies) { server in
+                let author = try await server.anonymousAccount()
+                let first = try await server.createPost(author, regionId: String(regions[0]))
+                #expect((first["conditions"] as? [String: Any])?["band"] as? String == "mild")
+                // This client's one cold call a minute is spent: the next cold region gives no conditions, not a 429.
+                let second = try await server.json(
+                    "POST", "/v1/posts", token: author.token, ["weatherType": "rain", "category": "food", "body": "x", "regionId": String(regions[1])]
+                )
+                #expect(second.status == 201, "\(second.text)")
+                #expect(second.object["conditions"] is NSNull)
+                #expect(fake.callCount == 1)
+                #expect(try await server.json("GET", "/v1/regions/\(regions[1])/weather").status == 429)
+                // A cached region is never limited.
+                let third = try await server.createPost(author, regionId: String(regions[0]))
+                #expect((third["conditions"] as? [String: Any])?["band"] as? String == "mild")
+            }
+        }
+    }
+
     @Test("posts made before conditions existed, or without weather, show conditions null in reads and lists")
     func oldPostsNull() async throws {
         try await withTestServer { server in  // WEATHER_PROVIDER=none
