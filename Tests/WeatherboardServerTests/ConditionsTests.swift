@@ -16,12 +16,12 @@ func openMeteoBody(feelsLike: Double, weatherCode: Int = 61, uvIndex: Double = 1
     """
 }
 
-/// Korean regions that only the fit tests ask the weather of (`offset` keeps each test's apart), so the shared
-/// weather cache cannot disagree with the fake.
+/// Japanese towns that only the fit tests ask the weather of (the other weather tests take Korean regions; `offset`
+/// keeps each fit test's apart), so the shared weather cache cannot disagree with the fake.
 func fitRegions(_ database: PostgresPool, offset: Int, count: Int = 2) async throws -> [Int] {
     try await RegionTestCatalog.loaded.value
     let rows = try await database.query(
-        "SELECT id FROM regions WHERE country_code = 'KR' ORDER BY population DESC, id OFFSET \(40 + offset) LIMIT \(count)"
+        "SELECT id FROM regions WHERE country_code = 'JP' ORDER BY population, id OFFSET \(100 + offset) LIMIT \(count)"
     )
     return try rows.map { try $0.decode(Int.self, "id") }
 }
