@@ -9,4 +9,6 @@ public struct NewPost: Sendable, Equatable {
     public var regionID: Int
     /// Media to attach, in display order (at most 4).
     public var mediaIDs: [Int] = []
+    /// The region's weather now (CONTRACT §9), looked up before the create's transaction; nil when none was had.
+    public var conditions: PostConditions?
 }

@@ -22,12 +22,15 @@ public struct Post: Sendable, Equatable {
     public var version: Int
     /// Its images, in display order (CONTRACT §8).
     public var media: [Media]
+    /// Its region's weather when it was created (CONTRACT §9); nil when none could be had, or made before they were.
+    public var conditions: PostConditions?
 
     public init(
         id: Int, authorID: Int, authorDisplayName: String, region: RegionSummary, weatherType: WeatherType, category: Category,
         title: String?, body: String, status: PostStatus, hiddenReason: String? = nil, deleted: Bool, createdAt: Date, updatedAt: Date, edited: Bool,
-        version: Int = 1, media: [Media] = []
+        version: Int = 1, media: [Media] = [], conditions: PostConditions? = nil
     ) {
+        self.conditions = conditions
         self.media = media
         self.version = version
         self.hiddenReason = hiddenReason

@@ -12,11 +12,14 @@ public struct PostService: Sendable {
     let filter: any ContentFilter
     /// Moves media files to follow a post's visibility; nil where media is not served (operator commands).
     let media: MediaService?
+    /// A new post's conditions (CONTRACT §9); nil records none (operator commands, servers without weather).
+    let conditions: (any ConditionsSource)?
 
     public init(
         store: any PostStore, regions: any RegionResolving, rateLimiter: RateLimiter, filter: any ContentFilter = NoContentFilter(),
-        media: MediaService? = nil
+        media: MediaService? = nil, conditions: (any ConditionsSource)? = nil
     ) {
+        self.conditions = conditions
         self.media = media
         self.store = store
         self.regions = regions
@@ -26,15 +29,21 @@ public struct PostService: Sendable {
 
     // MARK: Create
 
-    public func create(_ draft: PostDraft, by identity: Identity, idempotencyKey: String?) async throws -> (Post, replayed: Bool) {
+    /// Creates a post. Its conditions are looked up first, outside the transaction: a region whose weather needs
+    /// the provider holds no database connection while it answers, and no weather only means no conditions.
+    public func create(
+        _ draft: PostDraft, by identity: Identity, idempotencyKey: String?, clientAddress: String? = nil
+    ) async throws -> (Post, replayed: Bool) {
         try identity.requireNotBanned()
-        let post = try await validate(draft)
+        var post = try await validate(draft)
         let key = try idempotencyKey.map {
             try IdempotencyKey(scope: "post:\(identity.accountID)", key: $0, requestHash: Self.requestHash(post))
         }
         // Alt text is public with the post: the media's alt texts are checked with its title and body.
         let alts = try await media?.altTexts(post.mediaIDs, ownerID: identity.accountID) ?? []
         let held = try await filter.shouldHold([post.title ?? "", post.body] + alts)
+        // After every check that can refuse the request, so a refused create spends no upstream call.
+        post.conditions = await conditions?.conditions(regionID: post.regionID, clientAddress: clientAddress)
         // The posting allowance is counted in the transaction that creates the post; a replay is not.
         let (created, replayed) = try await store.create(
             authorID: identity.accountID, post: post, status: held ? .hidden : .visible, idempotency: key,

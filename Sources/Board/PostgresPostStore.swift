@@ -13,7 +13,8 @@ public struct PostgresPostStore: PostStore {
     static let select: String = """
         SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en, r.name_ko, r.country_code,
                p.weather_type, p.category, p.title, p.body, p.status, p.hidden_reason, (p.deleted_at IS NOT NULL) AS deleted,
-               p.created_at, p.updated_at, p.edited, p.version
+               p.created_at, p.updated_at, p.edited, p.version,
+               p.conditions_weather_type, p.conditions_feels_like, p.conditions_band, p.conditions_observed_at
         FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id
         """
 
@@ -22,10 +23,12 @@ public struct PostgresPostStore: PostStore {
     enum Column: Int, CaseIterable {
         case id, authorID, authorName, regionID, nameEnglish, nameKorean, countryCode
         case weatherType, category, title, body, status, hiddenReason, deleted, createdAt, updatedAt, edited, version
+        case conditionsWeatherType, conditionsFeelsLike, conditionsBand, conditionsObservedAt
 
         var name: String {
             ["id", "author_id", "author_name", "region_id", "name_en", "name_ko", "country_code", "weather_type", "category", "title",
-             "body", "status", "hidden_reason", "deleted", "created_at", "updated_at", "edited", "version"][rawValue]
+             "body", "status", "hidden_reason", "deleted", "created_at", "updated_at", "edited", "version",
+             "conditions_weather_type", "conditions_feels_like", "conditions_band", "conditions_observed_at"][rawValue]
         }
     }
 
@@ -87,7 +90,19 @@ public struct PostgresPostStore: PostStore {
             updatedAt: try value(Date.self, .updatedAt),
             edited: try value(Bool.self, .edited),
             version: try value(Int.self, .version),
-            media: []
+            media: [],
+            conditions: try conditions(from: row)
+        )
+    }
+
+    /// The post's conditions (CONTRACT §9), nil when it has none (the four columns are NULL together).
+    private static func conditions(from row: PostgresRow) throws -> PostConditions? {
+        guard let type = try row.decode(String?.self, at: Column.conditionsWeatherType.rawValue) else { return nil }
+        return PostConditions(
+            weatherType: try UnknownStoredValue.decode(WeatherType.self, type, column: "posts.conditions_weather_type"),
+            feelsLike: try row.decode(Double.self, at: Column.conditionsFeelsLike.rawValue),
+            band: try UnknownStoredValue.decode(FeelsLikeBand.self, row.decode(String.self, at: Column.conditionsBand.rawValue), column: "posts.conditions_band"),
+            observedAt: try row.decode(Date.self, at: Column.conditionsObservedAt.rawValue)
         )
     }
 
@@ -107,9 +122,12 @@ public struct PostgresPostStore: PostStore {
             // authenticated just before it commits then finds the account deleted and makes nothing.
             let inserted = try connection.query(
                 """
-                INSERT INTO posts (author_id, region_id, weather_type, category, title, body, status, hidden_reason)
+                INSERT INTO posts (author_id, region_id, weather_type, category, title, body, status, hidden_reason,
+                                   conditions_weather_type, conditions_feels_like, conditions_band, conditions_observed_at)
                 SELECT a.id, \(post.regionID), \(post.weatherType.rawValue), \(post.category.rawValue), \(post.title), \(post.body),
-                       \(status.rawValue), \(status == .hidden ? "filter" : nil)
+                       \(status.rawValue), \(status == .hidden ? "filter" : nil),
+                       \(post.conditions?.weatherType.rawValue), \(post.conditions?.feelsLike), \(post.conditions?.band.rawValue),
+                       \(post.conditions?.observedAt)
                 FROM (SELECT id FROM accounts WHERE id = \(authorID) AND deleted_at IS NULL FOR KEY SHARE) a
                 RETURNING id
                 """

@@ -18,13 +18,16 @@ public struct ProviderHTTP: Sendable {
     /// Observes every upstream attempt (for metrics and tests).
     public var onAttempt: (@Sendable (String) -> Void)?
 
+    /// The total time one request may take (connect, send, answer) unless told otherwise.
+    public static let defaultTimeoutMilliseconds = 5000
+
     /// One libcurl client for every provider of the process; its threads live as long as the process.
     public static let sharedClient = CurlHTTPClient(threads: 4)
 
     public init(
         client: CurlHTTPClient = ProviderHTTP.sharedClient,
         connectTimeoutMilliseconds: Int = 2000,
-        timeoutMilliseconds: Int = 5000,
+        timeoutMilliseconds: Int = ProviderHTTP.defaultTimeoutMilliseconds,
         retryDelayMilliseconds: ClosedRange<Int> = 100...400,
         onAttempt: (@Sendable (String) -> Void)? = nil
     ) {

@@ -63,11 +63,15 @@ public struct PostResponse: Decodable, Sendable {
     public var status: String?
     /// Shown to moderators in the queue only.
     public var revisions: [RevisionResponse]?
+    /// The weather the post was written in (CONTRACT §9); always written, `null` when it has none.
+    public var conditions: PostConditions?
 
     public init(
         id: String, weatherType: String, category: String, title: String?, body: String, region: Region, author: Author,
-        createdAt: Date, updatedAt: Date, edited: Bool, isMine: Bool, media: [MediaResponse] = [], status: String?, revisions: [RevisionResponse]? = nil
+        createdAt: Date, updatedAt: Date, edited: Bool, isMine: Bool, media: [MediaResponse] = [], status: String?, revisions: [RevisionResponse]? = nil,
+        conditions: PostConditions? = nil
     ) {
+        self.conditions = conditions
         self.media = media
         self.id = id
         self.weatherType = weatherType
@@ -121,7 +125,7 @@ public struct VocabularyItem: Codable, Sendable, Equatable {
 
 extension PostResponse: JSONWritable {
     /// The fixed part (keys, ids, dates, region, author) is under 600 bytes; text and images come on top.
-    public var jsonCapacity: Int { 600 + body.utf8.count + (title?.utf8.count ?? 0) + media.count * 400 }
+    public var jsonCapacity: Int { 700 + body.utf8.count + (title?.utf8.count ?? 0) + media.count * 400 }
 
     public func write(to w: inout JSONWriter) {
         w.raw("{")
@@ -131,6 +135,8 @@ extension PostResponse: JSONWritable {
         w.string(body)
         w.key("category")
         w.string(category)
+        w.key("conditions")
+        if let conditions { conditions.write(to: &w) } else { w.raw("null") }
         w.key("createdAt")
         w.date(createdAt)
         w.key("edited")
@@ -203,6 +209,22 @@ extension RevisionResponse: JSONWritable {
         w.optionalString(title)
         w.key("weatherType")
         w.string(weatherType)
+        w.raw("}")
+    }
+}
+
+/// A post's `conditions` (CONTRACT §9): feels-like in °C whatever `units` a list is read in.
+extension PostConditions: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("band", first: true)
+        w.string(band.rawValue)
+        w.key("feelsLike")
+        w.double(feelsLike)
+        w.key("observedAt")
+        w.date(observedAt)
+        w.key("weatherType")
+        w.string(weatherType.rawValue)
         w.raw("}")
     }
 }

@@ -11,6 +11,7 @@ enum PostPrinter {
             "author \(post.author.displayName) (account \(post.author.id))  posted \(TextLayout.timestamp(post.createdAt)) (\(TextLayout.age(since: post.createdAt, now: now)) ago)"
                 + (post.edited ? "  edited \(TextLayout.timestamp(post.updatedAt))" : "")
         )
+        lines.append(conditions(of: post))
         if let title = post.title, !title.isEmpty {
             lines.append("title: \(TextLayout.singleLine(title))")
         }
@@ -50,6 +51,13 @@ enum PostPrinter {
             }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The weather the post was written in (CONTRACT §9): what a moderator weighs a recommendation against.
+    static func conditions(of post: PostResponse) -> String {
+        guard let conditions = post.conditions else { return "conditions: none recorded" }
+        return "conditions: \(conditions.weatherType.rawValue), feels like \(conditions.feelsLike) °C (\(conditions.band.rawValue)), observed "
+            + TextLayout.timestamp(conditions.observedAt)
     }
 
     private static func indented(_ text: String, by prefix: String = "  ") -> [String] {

@@ -38,7 +38,7 @@ public struct AppDependencies: Sendable {
         database: PostgresPool, hasher: PasswordHasher, rateLimiter: RateLimiter, reportPolicy: ReportPolicy = ReportPolicy(),
         purgePolicy: Purger.Policy = Purger.Policy(), regions: RegionStore? = nil, weather: (any WeatherProviding)? = nil, metrics: AppMetrics = AppMetrics(),
         mediaStore: (any MediaStore)? = nil, mediaIO: MediaIO? = nil, imageProcessor: ImageProcessor? = nil,
-        logger: Logger = Logger(label: "weatherboard")
+        conditionsTimeout: Duration = WeatherConditions.defaultTimeout, logger: Logger = Logger(label: "weatherboard")
     ) {
         self.database = database
         self.metrics = metrics
@@ -58,10 +58,14 @@ public struct AppDependencies: Sendable {
         self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter)
         let regions = regions ?? RegionStore(database: database)
         self.regions = regions
-        self.posts = PostService(store: PostgresPostStore(database: database), regions: regions, rateLimiter: rateLimiter, filter: filter, media: media)
+        let weather = weather ?? WeatherService(provider: nil, regions: regions, database: database)
+        self.weather = weather
+        self.posts = PostService(
+            store: PostgresPostStore(database: database), regions: regions, rateLimiter: rateLimiter, filter: filter, media: media,
+            conditions: WeatherConditions(weather: weather, timeout: conditionsTimeout)
+        )
         self.moderation = ModerationService(store: moderationStore, posts: posts, rateLimiter: rateLimiter, policy: reportPolicy)
         self.purger = Purger(database: database, policy: purgePolicy, media: media)
-        self.weather = weather ?? WeatherService(provider: nil, regions: regions, database: database)
     }
 
     /// Ends the pool's, the hasher's, the image processor's and the media store's threads.
@@ -154,6 +158,7 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
     api.addRoutes(AccountsController(mediaURLs: mediaURLs, accounts: dependencies.accounts, posts: dependencies.posts).endpoints)
     api.addRoutes(PostsController(mediaURLs: mediaURLs, posts: dependencies.posts, weather: dependencies.weather).endpoints)
     api.addRoutes(FeedController(mediaURLs: mediaURLs, posts: dependencies.posts, regions: dependencies.regions, weather: dependencies.weather).endpoints)
+    api.addRoutes(OutfitController(mediaURLs: mediaURLs, posts: dependencies.posts, regions: dependencies.regions, weather: dependencies.weather).endpoints)
     api.addRoutes(ModerationController(mediaURLs: mediaURLs, moderation: dependencies.moderation, posts: dependencies.posts).endpoints)
     api.addRoutes(
         MediaController(

@@ -37,7 +37,7 @@ struct PostsController {
         }
         var draft = PostDraft(weatherType: body.weatherType, category: body.category, title: body.title, body: body.body, location: location)
         draft.mediaIDs = try Self.mediaIDs(body.mediaIds) ?? []
-        let (post, _) = try await posts.create(draft, by: identity, idempotencyKey: request.idempotencyKey)
+        let (post, _) = try await posts.create(draft, by: identity, idempotencyKey: request.idempotencyKey, clientAddress: context.clientIP)
         return jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request, context)), status: .created)
     }
 

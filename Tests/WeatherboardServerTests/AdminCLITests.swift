@@ -69,6 +69,16 @@ struct AdminCLITests {
             #expect(show.status == 0, "show: \(show)")
             #expect(show.stdout.contains("post \(postID)"))
             #expect(show.stdout.contains("open reports (3): spam×2, abuse"))
+            #expect(show.stdout.contains("conditions: none recorded"), "\(show.stdout)")
+            // A post with conditions (CONTRACT §9) shows them.
+            try await server.dependencies.database.execute(
+                """
+                UPDATE posts SET conditions_weather_type = 'rain', conditions_feels_like = 27.9, conditions_band = 'warm',
+                                 conditions_observed_at = '2026-11-22T09:30:00Z' WHERE id = \(Int(postID)!)
+                """
+            )
+            let withConditions = try await cli.run(["show", postID])
+            #expect(withConditions.stdout.contains("conditions: rain, feels like 27.9 °C (warm), observed 2026-11-22"), "\(withConditions.stdout)")
 
             // remove
             let remove = try await cli.run(["remove", postID, "--note", "commercial spam"])

@@ -33,13 +33,18 @@ struct JSONWriterTests {
         createdAt: Date(timeIntervalSince1970: 1_795_000_000)
     )
 
-    func post(weather: CurrentWeather?? = .none, revisions: [RevisionResponse]? = nil, status: String? = "hidden", title: String? = tricky) -> PostResponse {
+    static let conditions = PostConditions(weatherType: .rain, feelsLike: -0.5, band: .freezing, observedAt: Date(timeIntervalSince1970: 1_795_000_000))
+
+    func post(
+        weather: CurrentWeather?? = .none, revisions: [RevisionResponse]? = nil, status: String? = "hidden", title: String? = tricky,
+        conditions: PostConditions? = nil
+    ) -> PostResponse {
         PostResponse(
             id: "42", weatherType: "rain", category: "food", title: title, body: Self.tricky,
             region: .init(id: "1835848", name: "서울", countryCode: "KR", currentWeather: weather),
             author: .init(id: "7", displayName: "익명-ab12"),
             createdAt: Date(timeIntervalSince1970: 1_795_000_000), updatedAt: Date(timeIntervalSince1970: 1_795_000_123.9),
-            edited: true, isMine: false, media: [Self.media], status: status, revisions: revisions
+            edited: true, isMine: false, media: [Self.media], status: status, revisions: revisions, conditions: conditions
         )
     }
 
@@ -77,14 +82,31 @@ struct JSONWriterTests {
         let report = QueueReportResponse(id: "3", reason: "spam", note: Self.tricky, reporterId: nil, reportedTitle: nil, reportedBody: Self.tricky, createdAt: Date(timeIntervalSince1970: 0))
         try roundTrip(QueueItemResponse(post: post(), reports: [report], openReportCount: 1, firstReportedAt: Date(timeIntervalSince1970: 5)))
         try roundTrip(DecisionResponse(post: post(), resolvedReports: 2))
+        let withConditions = try roundTrip(post(conditions: Self.conditions))
+        let conditions = try #require(withConditions["conditions"] as? [String: Any])
+        #expect(Set(conditions.keys) == ["weatherType", "feelsLike", "band", "observedAt"])
+        #expect(conditions["feelsLike"] as? Double == -0.5 && conditions["band"] as? String == "freezing")
+        try roundTrip(Page(items: FeelsLikeBand.allCases.map { OutfitBandResponse($0, language: .ko) }, nextCursor: nil))
+        let outfit = try roundTrip(
+            OutfitResponse(
+                region: region, currentWeather: Self.weather, band: OutfitBandResponse(.hot, language: .en),
+                carry: [CarryResponse(.umbrella, language: .en), CarryResponse(.water, language: .en)],
+                posts: Page(items: [post(conditions: Self.conditions)], nextCursor: "c")
+            )
+        )
+        #expect(Set(outfit.keys) == ["region", "currentWeather", "band", "carry", "posts"])
+        #expect(Set((outfit["band"] as? [String: Any] ?? [:]).keys) == ["id", "name", "minFeelsLike", "maxFeelsLike", "items"])
     }
 
     @Test("a post carries the contract's keys: title null when absent, status and revisions only when shown, currentWeather only with include=weather")
     func postKeys() throws {
-        let always: Set<String> = ["id", "weatherType", "category", "title", "body", "region", "author", "createdAt", "updatedAt", "edited", "isMine", "media"]
+        let always: Set<String> = [
+            "id", "weatherType", "category", "title", "body", "region", "author", "createdAt", "updatedAt", "edited", "isMine", "media", "conditions",
+        ]
         let plain = try roundTrip(post(status: nil, title: nil))
         #expect(Set(plain.keys) == always)
         #expect(plain["title"] is NSNull)
+        #expect(plain["conditions"] is NSNull)
         #expect((plain["region"] as? [String: Any]).map { Set($0.keys) } == ["id", "name", "countryCode"])
         let staff = try roundTrip(post(revisions: [], status: "removed"))
         #expect(Set(staff.keys) == always.union(["status", "revisions"]))

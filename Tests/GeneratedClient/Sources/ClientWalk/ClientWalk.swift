@@ -112,6 +112,11 @@ struct ClientWalk {
         )
         try W.check(post.isMine && !post.edited && post.title == "비 오는 날엔" && post.region.id == seoul.id, "createPost", "\(post)")
         try W.check(post.media.map(\.id) == [media.id], "createPost", "media \(post.media)")
+        // The fake reports rain at a feels-like of 8.5 °C: the post records it (CONTRACT §9).
+        try W.check(
+            post.conditions?.value1.weatherType == .rain && post.conditions?.value1.feelsLike == 8.5 && post.conditions?.value1.band == .veryCold,
+            "createPost", "conditions \(String(describing: post.conditions))"
+        )
         done("createPost (201)")
 
         // 4. The list with include=weather: region.currentWeather is a typed Weather.
@@ -213,6 +218,31 @@ struct ClientWalk {
         )
         try W.check(imperial.units == .imperial && imperial.temperature > feed.currentWeather.temperature, "getRegionWeather", "\(imperial)")
         done("getFeed regionOnly=true include=weather, getRegionWeather imperial")
+
+        // 8b. The outfit guide: the bands, then Seoul's (in °F; the band stays °C) and the nearest region's.
+        let bands = try await W.step(
+            "listOutfitBands", { try await anonymous.listOutfitBands(headers: .init(acceptLanguage: "en")) }, expect: { try $0.ok.body.json }
+        )
+        try W.check(
+            bands.items.map(\.id) == [.hot, .warm, .mild, .cool, .chilly, .cold, .veryCold, .freezing] && bands.nextCursor == nil
+                && bands.items.first?.minFeelsLike == 28 && bands.items.first?.maxFeelsLike == nil,
+            "listOutfitBands", "\(bands)"
+        )
+        let guide = try await W.step(
+            "getRegionOutfit",
+            { try await device.getRegionOutfit(path: .init(id: seoul.id), query: .init(units: .imperial, limit: 20), headers: .init(acceptLanguage: "en")) },
+            expect: { try $0.ok.body.json }
+        )
+        try W.check(
+            guide.region.id == seoul.id && guide.currentWeather.units == .imperial && guide.band.id == .veryCold && guide.band.minFeelsLike == 5
+                && guide.carry.map(\.id) == [.umbrella] && guide.band.items.contains("coat"),
+            "getRegionOutfit", "\(guide)"
+        )
+        let near = try await W.step(
+            "getOutfit", { try await anonymous.getOutfit(query: .init(lat: 37.5663, lon: 126.9779)) }, expect: { try $0.ok.body.json }
+        )
+        try W.check(near.region.id == seoul.id && near.band.id == .veryCold, "getOutfit", "\(near.region) \(near.band)")
+        done("listOutfitBands, getRegionOutfit imperial (band veryCold, carry umbrella), getOutfit by position")
 
         // 9. Delete the post; it is gone for everyone. Log out.
         _ = try await W.step("deletePost", { try await device.deletePost(path: .init(id: post.id)) }, expect: { try $0.noContent })
