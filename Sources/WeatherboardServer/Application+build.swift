@@ -58,7 +58,10 @@ public struct AppDependencies: Sendable {
         self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter)
         let regions = regions ?? RegionStore(database: database)
         self.regions = regions
-        self.posts = PostService(store: PostgresPostStore(database: database), regions: regions, rateLimiter: rateLimiter, filter: filter, media: media)
+        self.posts = PostService(
+            store: PostgresPostStore(database: database), regions: regions, rateLimiter: rateLimiter, filter: filter, media: media,
+            trustAgeSeconds: reportPolicy.trustAgeSeconds
+        )
         self.moderation = ModerationService(store: moderationStore, posts: posts, rateLimiter: rateLimiter, policy: reportPolicy)
         self.purger = Purger(database: database, policy: purgePolicy, media: media)
         self.weather = weather ?? WeatherService(provider: nil, regions: regions, database: database)
@@ -92,7 +95,11 @@ public struct AppDependencies: Sendable {
             hasher: PasswordHasher(threads: configuration.passwordHashThreads),
             rateLimiter: rateLimiter,
             reportPolicy: ReportPolicy(hideThreshold: configuration.reportHideThreshold, trustAgeSeconds: configuration.reportTrustAgeSeconds),
-            purgePolicy: Purger.Policy(evidenceDays: configuration.reportEvidenceDays),
+            purgePolicy: {
+                var policy = Purger.Policy(evidenceDays: configuration.reportEvidenceDays)
+                policy.trustAgeSeconds = configuration.reportTrustAgeSeconds
+                return policy
+            }(),
             regions: regions,
             weather: WeatherService.make(configuration: configuration, regions: regions, database: pool, logger: logger, observer: metrics.recordWeather),
             metrics: metrics,

@@ -32,7 +32,10 @@ extension PostResponse {
             isMine: isMine,
             media: post.media.map(media.response),
             status: post.status(shownTo: viewer)?.rawValue,
-            revisions: revisions.map { $0.map(RevisionResponse.init) }
+            revisions: revisions.map { $0.map(RevisionResponse.init) },
+            helpfulCount: post.helpfulCount,
+            helpedByMe: post.helpedByMe,
+            trustedHelpfulCount: viewer.isModerator ? post.trustedHelpfulCount : nil
         )
     }
 }
