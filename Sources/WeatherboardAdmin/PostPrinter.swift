@@ -11,6 +11,7 @@ enum PostPrinter {
             "author \(post.author.displayName) (account \(post.author.id))  posted \(TextLayout.timestamp(post.createdAt)) (\(TextLayout.age(since: post.createdAt, now: now)) ago)"
                 + (post.edited ? "  edited \(TextLayout.timestamp(post.updatedAt))" : "")
         )
+        lines.append("helpful marks: \(post.helpfulCount)" + (post.trustedHelpfulCount.map { " (\($0) trusted)" } ?? ""))
         if let title = post.title, !title.isEmpty {
             lines.append("title: \(TextLayout.singleLine(title))")
         }
