@@ -130,11 +130,18 @@ public struct Purger: Sendable {
             (
                 "trusted_marks",
                 """
-                UPDATE helpful_marks m SET trusted = true, counted = NOT a.banned FROM accounts a
-                WHERE (m.post_id, m.account_id) IN (
+                WITH batch AS (
                     SELECT post_id, account_id FROM helpful_marks
-                    WHERE NOT trusted AND created_at <= now() - make_interval(secs => \(Double(policy.trustAgeSeconds))) LIMIT \(batch))
+                    WHERE NOT trusted AND created_at <= now() - make_interval(secs => \(Double(policy.trustAgeSeconds))) LIMIT \(batch)
+                ), locked AS (
+                    SELECT id FROM posts WHERE id IN (SELECT post_id FROM batch) ORDER BY id FOR NO KEY UPDATE
+                )
+                UPDATE helpful_marks m SET trusted = true, counted = NOT a.banned FROM accounts a
+                WHERE (m.post_id, m.account_id) IN (SELECT post_id, account_id FROM batch)
                   AND NOT m.trusted AND a.id = m.account_id
+                  -- The batch's posts are locked in id order before any mark changes (an init plan runs first), as
+                  -- sql/0021's account trigger locks them: the two wait for each other instead of deadlocking.
+                  AND (SELECT count(*) FROM locked) >= 0
                 """
             ),
             (
