@@ -1,3 +1,4 @@
+@testable import Board
 import CurlClient
 import Database
 import Foundation
@@ -19,6 +20,14 @@ struct HelpfulMarksTests {
             SELECT \(Int(author.id)!), 1835848, \(weatherType), 'food', 'helpful ' || i FROM generate_series(1, \(count)) AS i RETURNING id
             """
         ).map { String(try $0.decode(Int.self, "id")) }.sorted { Int($0)! < Int($1)! }
+    }
+
+    /// The purger's statements for what turns with time (expired bans, aged marks), run alone: a whole pass would
+    /// also purge what other suites are checking a pass of their own purges.
+    static func purgeMarks(_ server: TestServer) async throws {
+        for (kind, statement) in server.dependencies.purger.statements() where ["expired_bans", "trusted_marks"].contains(kind) {
+            try await server.dependencies.database.execute(statement)
+        }
     }
 
     static func counts(_ server: TestServer, _ postID: String) async throws -> (all: Int, trusted: Int) {
@@ -209,10 +218,7 @@ struct HelpfulMarksTests {
             _ = try await server.json("POST", "/v1/moderation/accounts/\(marker.id)/ban", token: moderator.token, ["until": RFC3339Now.plus(seconds: 3600), "reason": "cool off"])
             #expect(try await Self.counts(server, posts[0]) == (2, 1))
             try await server.dependencies.database.execute("UPDATE accounts SET banned_until = now() - interval '1 second' WHERE id = \(Int(marker.id)!)")
-            // Another test server's purger may hold the one-at-a-time lock: retry until a pass runs.
-            var ran = false
-            for _ in 0..<1000 where !ran { ran = try await server.dependencies.purger.runOnce().ran }
-            #expect(ran)
+            try await Self.purgeMarks(server)
             #expect(try await Self.counts(server, posts[0]) == (2, 2))
 
             #expect(try await server.json("DELETE", "/v1/accounts/me", token: marker.token).status == 204)
@@ -239,9 +245,7 @@ struct HelpfulMarksTests {
             // A day later (the account and its mark made a day ago).
             try await server.dependencies.database.execute("UPDATE accounts SET created_at = now() - interval '2 days' WHERE id = \(Int(marker.id)!)")
             try await server.dependencies.database.execute("UPDATE helpful_marks SET created_at = now() - interval '2 days' WHERE account_id = \(Int(marker.id)!)")
-            var ran = false
-            for _ in 0..<1000 where !ran { ran = try await server.dependencies.purger.runOnce().ran }
-            #expect(ran)
+            try await Self.purgeMarks(server)
             #expect(try await Self.counts(server, posts[0]) == (1, 1))
             #expect(try await Self.order(server, author: author, sort: "top") == [posts[0], posts[1]])
         }
