@@ -74,6 +74,41 @@ struct PostSortTests {
         }
     }
 
+    @Test("the feed ranks its posts by sort=top and pages them with the sort's cursor; its default stays new")
+    func rankedFeed() async throws {
+        try await FakeWeatherAPI.with { fake in
+            fake.weatherCode = 61  // rain
+            let rig = WeatherTestRig.make(provider: "open-meteo", fake: fake)
+            let (home, _) = try await FeedTests().quietRegions(rig.database)
+            try await rig.forget([home])
+            try await withTestServer(configure: { $0.rateLimitsEnabled = false }, dependencies: rig.dependencies) { server in
+                let author = try await server.anonymousAccount()
+                let ids = try await server.dependencies.database.query(
+                    """
+                    INSERT INTO posts (author_id, region_id, weather_type, category, body, trusted_helpful_count)
+                    SELECT \(Int(author.id)!), \(home), 'rain', 'food', 'feed ' || i, i % 4 FROM generate_series(1, 9) AS i RETURNING id
+                    """
+                ).map { try $0.decode(Int.self, "id") }
+                let keys = try await Self.keys(server, sort: "top")
+                let expected = ids.sorted { (keys[String($0)]!, $0) > (keys[String($1)]!, $1) }.map(String.init)
+                var seen: [String] = []
+                var cursor: String?
+                repeat {
+                    let page = try await server.json("GET", "/v1/feed?regionId=\(home)&regionOnly=true&sort=top&limit=4" + (cursor.map { "&cursor=\($0)" } ?? ""))
+                    try #require(page.status == 200, "\(page.text)")
+                    seen += page.items.compactMap { $0["id"] as? String }
+                    cursor = page.object["nextCursor"] as? String
+                } while cursor != nil
+                // The region's rain posts of other suites come in the same walk; ours keep their order among them.
+                let ours = Set(expected)
+                #expect(seen.filter(ours.contains) == expected)
+                #expect(Set(seen).count == seen.count)
+                let newest = try await server.json("GET", "/v1/feed?regionId=\(home)&regionOnly=true&limit=100")
+                #expect(newest.items.compactMap { $0["id"] as? String }.filter(ours.contains) == ids.sorted(by: >).map(String.init))
+            }
+        }
+    }
+
     static func cursor(tag: String?, keys: [String]) -> String {
         let text = (tag.map { [$0] } ?? []) + keys
         return Data(text.joined(separator: ":").utf8).base64EncodedString()
