@@ -62,6 +62,7 @@ struct AdminCLITests {
             #expect((item["reports"] as? [[String: Any]])?.count == 3)
             #expect((item["post"] as? [String: Any])?["trustedHelpfulCount"] as? Int == 1)
             #expect((item["post"] as? [String: Any])?["helpfulCount"] as? Int == 2)
+            #expect((item["post"] as? [String: Any])?["helpedByMe"] as? Bool == true, "the moderator's own mark")
 
             // the table: id, reasons, excerpt
             let queue = try await cli.run(["queue", "--limit", "1000"])
