@@ -234,6 +234,57 @@ struct HelpfulMarksTests {
         }
     }
 
+    /// These posts' counters against their marks, and their marks' `counted` against their accounts, in one snapshot.
+    /// (Other suites set counters straight on their own posts.)
+    static func drift(_ posts: [String]) -> SQLQuery {
+        """
+        SELECT (SELECT count(*) FROM posts p
+                LEFT JOIN (SELECT post_id, count(*) AS n, count(*) FILTER (WHERE counted) AS t FROM helpful_marks GROUP BY post_id) m ON m.post_id = p.id
+                WHERE p.id = ANY(\(posts)::int8[]) AND (p.helpful_count, p.trusted_helpful_count) <> (COALESCE(m.n, 0), COALESCE(m.t, 0)))
+             + (SELECT count(*) FROM helpful_marks h JOIN accounts a ON a.id = h.account_id
+                WHERE h.post_id = ANY(\(posts)::int8[]) AND (h.counted <> (h.trusted AND NOT a.banned) OR a.deleted_at IS NOT NULL)) AS n
+        """
+    }
+
+    @Test("marks, bans, unbans and deletions at once leave every counter equal to its marks")
+    func concurrentBans() async throws {
+        try await withTestServer(configure: { $0.rateLimitsEnabled = false; $0.reportTrustAgeSeconds = 0; $0.dbPoolSize = 8 }) { server in
+            let author = try await server.anonymousAccount()
+            let posts = try await Self.insertPosts(server, author: author, count: 4)
+            let moderator = try await server.anonymousAccount()
+            try await server.grantRole("moderator", to: moderator)
+            var markers: [TestAccount] = []
+            for _ in 0..<24 { markers.append(try await server.anonymousAccount()) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, marker) in markers.enumerated() {
+                    group.addTask {
+                        for post in posts { _ = try await Self.mark(server, marker, post) }
+                    }
+                    group.addTask {
+                        switch index % 4 {
+                        case 0:
+                            _ = try await server.json("POST", "/v1/moderation/accounts/\(marker.id)/ban", token: moderator.token, ["until": nil as String?, "reason": "wave"] as [String: Any?])
+                        case 1:
+                            _ = try await server.json("POST", "/v1/moderation/accounts/\(marker.id)/ban", token: moderator.token, ["until": nil as String?, "reason": "wave"] as [String: Any?])
+                            _ = try await server.json("DELETE", "/v1/moderation/accounts/\(marker.id)/ban", token: moderator.token)
+                        case 2:
+                            _ = try await server.json("DELETE", "/v1/accounts/me", token: marker.token)
+                        default:
+                            _ = try await Self.mark(server, marker, posts[0], "DELETE")
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let drift = try await server.dependencies.database.query(Self.drift(posts))[0].decode(Int.self, "n")
+            #expect(drift == 0)
+            // Deleted markers left no marks; banned ones' marks stay but do not count.
+            let deleted = markers.enumerated().filter { $0.offset % 4 == 2 }.map { Int($0.element.id)! }
+            let left = try await server.dependencies.database.query("SELECT count(*) AS n FROM helpful_marks WHERE account_id = ANY(\(deleted.map(String.init))::int8[])")
+            #expect(try left[0].decode(Int.self, "n") == 0)
+        }
+    }
+
     @Test("marks of anonymous accounts become trusted with age: the purger promotes marks older than the trust age")
     func agedMarks() async throws {
         try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { server in

@@ -33,12 +33,12 @@ struct PostSortTests {
         try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { server in
             let author = try await server.anonymousAccount()
             let reader = try await server.anonymousAccount()
-            let original = Set(try await Self.seed(server, author: author, count: 47))
+            let original = Set(try await Self.seed(server, author: author, count: 20))
             var seen: [String] = []
             var cursor: String?
             var pages = 0
             repeat {
-                let path = "/v1/posts?authorId=\(author.id)&sort=\(sort)&limit=5" + (cursor.map { "&cursor=\($0)" } ?? "")
+                let path = "/v1/posts?authorId=\(author.id)&sort=\(sort)&limit=3" + (cursor.map { "&cursor=\($0)" } ?? "")
                 let page = try await server.json("GET", path, token: reader.token)
                 try #require(page.status == 200, "\(page.text)")
                 seen += page.items.compactMap { $0["id"] as? String }
