@@ -48,7 +48,7 @@ public struct ModerationService: Sendable {
 
     public func queue(_ identity: Identity, after: Int?, limit: Int) async throws -> (items: [QueueItem], nextCursor: String?) {
         try identity.requireModerator()
-        let items = try await store.queue(after: after, limit: limit + 1)
+        let items = try await store.queue(after: after, limit: limit + 1, viewer: identity.accountID)
         guard items.count > limit else { return (items, nil) }
         let shown = Array(items.prefix(limit))
         return (shown, shown.last.map { Cursor.encode($0.firstReportID) })

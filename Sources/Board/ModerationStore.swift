@@ -6,7 +6,8 @@ public protocol ModerationStore: Sendable {
     /// trusted reporters reach the policy's threshold, all in one transaction.
     func report(postID: Int, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy, admission: Admission) async throws -> (Report, created: Bool)
     func reports(byReporter: Int, before: Int?, limit: Int) async throws -> [Report]
-    func queue(after: Int?, limit: Int) async throws -> [QueueItem]
+    /// A page of the queue; its posts' `helpedByMe` is `viewer`'s.
+    func queue(after: Int?, limit: Int, viewer: Int?) async throws -> [QueueItem]
     /// Applies a decision and resolves every open report on the post. Returns the post and the count resolved.
     func decide(postID: Int, action: ModerationAction, moderatorID: Int, note: String?) async throws -> (Post, resolved: Int)
     func ban(accountID: Int, until: Date?, reason: String, moderatorID: Int?) async throws -> Account

@@ -24,13 +24,25 @@ public struct Post: Sendable, Equatable {
     public var media: [Media]
     /// Its region's weather when it was created (CONTRACT §9); nil when none could be had, or made before they were.
     public var conditions: PostConditions?
+    /// Every helpful mark (CONTRACT §9).
+    public var helpfulCount: Int
+    /// The marks that rank it (`top`), and its stored `hot` score (`PostSort`).
+    public var trustedHelpfulCount: Int
+    public var hotScore: Double
+    /// Whether the reader of this copy has marked it helpful.
+    public var helpedByMe: Bool
 
     public init(
         id: Int, authorID: Int, authorDisplayName: String, region: RegionSummary, weatherType: WeatherType, category: Category,
         title: String?, body: String, status: PostStatus, hiddenReason: String? = nil, deleted: Bool, createdAt: Date, updatedAt: Date, edited: Bool,
-        version: Int = 1, media: [Media] = [], conditions: PostConditions? = nil
+        version: Int = 1, media: [Media] = [], conditions: PostConditions? = nil,
+        helpfulCount: Int = 0, trustedHelpfulCount: Int = 0, hotScore: Double = 0, helpedByMe: Bool = false
     ) {
         self.conditions = conditions
+        self.helpfulCount = helpfulCount
+        self.trustedHelpfulCount = trustedHelpfulCount
+        self.hotScore = hotScore
+        self.helpedByMe = helpedByMe
         self.media = media
         self.version = version
         self.hiddenReason = hiddenReason

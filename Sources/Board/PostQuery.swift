@@ -9,6 +9,9 @@ public struct PostQuery: Sendable, Equatable {
     /// Only posts with an id below this one (the cursor).
     public var before: Int?
     public var limit: Int
+    /// The order (`new` unless asked); a ranked order resumes after `after` instead of `before`.
+    public var sort: PostSort = .new
+    public var after: PostSort.Position?
 
     public init(weatherType: WeatherType? = nil, category: Category? = nil, regionID: Int? = nil, authorID: Int? = nil, before: Int? = nil, limit: Int = 20) {
         self.weatherType = weatherType

@@ -14,12 +14,15 @@ public struct PostService: Sendable {
     let media: MediaService?
     /// A new post's conditions (CONTRACT §9); nil records none (operator commands, servers without weather).
     let conditions: (any ConditionsSource)?
+    /// Anonymous accounts older than this are trusted markers (§5's `REPORT_TRUST_AGE_SECONDS`, as for reports).
+    let trustAgeSeconds: Int
 
     public init(
         store: any PostStore, regions: any RegionResolving, rateLimiter: RateLimiter, filter: any ContentFilter = NoContentFilter(),
-        media: MediaService? = nil, conditions: (any ConditionsSource)? = nil
+        media: MediaService? = nil, conditions: (any ConditionsSource)? = nil, trustAgeSeconds: Int = ReportPolicy().trustAgeSeconds
     ) {
         self.conditions = conditions
+        self.trustAgeSeconds = trustAgeSeconds
         self.media = media
         self.store = store
         self.regions = regions
@@ -112,7 +115,7 @@ public struct PostService: Sendable {
 
     /// One post, or `notFound` when the viewer may not see it.
     public func post(id: Int, viewer: Viewer) async throws -> Post {
-        guard let post = try await store.post(id: id), Self.canSee(post, viewer: viewer) else {
+        guard let post = try await store.post(id: id, viewer: viewer.accountID), Self.canSee(post, viewer: viewer) else {
             throw BoardError.notFound("post")
         }
         return post
@@ -130,7 +133,7 @@ public struct PostService: Sendable {
         let limit = query.limit
         query.limit = limit + 1
         let posts = try await store.list(query, viewer: viewer)
-        return Self.page(posts, limit: limit)
+        return Self.page(posts, limit: limit, sort: query.sort)
     }
 
     public func listOwn(_ identity: Identity, before: Int?, limit: Int) async throws -> PostPage {
@@ -138,10 +141,31 @@ public struct PostService: Sendable {
         return Self.page(posts, limit: limit)
     }
 
-    static func page(_ posts: [Post], limit: Int) -> PostPage {
+    static func page(_ posts: [Post], limit: Int, sort: PostSort = .new) -> PostPage {
         guard posts.count > limit else { return PostPage(posts: posts, nextCursor: nil) }
         let shown = Array(posts.prefix(limit))
-        return PostPage(posts: shown, nextCursor: shown.last.map { Cursor.encode($0.id) })
+        return PostPage(posts: shown, nextCursor: shown.last.map { sort.cursor(after: $0) })
+    }
+
+    // MARK: Helpful marks
+
+    /// Marks a post helpful (CONTRACT §9): not while banned, not one's own post (403 `forbidden`), not a post the
+    /// caller can't see (404). Idempotent; only a new mark is charged to the caller's allowance.
+    public func markHelpful(id: Int, by identity: Identity) async throws -> HelpfulState {
+        try identity.requireNotBanned()
+        let post = try await self.post(id: id, viewer: Viewer(identity))
+        guard post.authorID != identity.accountID else { throw BoardError.forbidden("you cannot mark your own post helpful") }
+        let policy: RateLimitPolicy = identity.account.kind == .anonymous ? .anonymousMarks : .registeredMarks
+        return try await store.markHelpful(
+            postID: id, accountID: identity.accountID, trustAgeSeconds: trustAgeSeconds,
+            admission: Admission(rateLimiter, policy, subject: "\(identity.accountID)")
+        )
+    }
+
+    /// Takes the caller's mark off a post it can see (404 otherwise). Idempotent.
+    public func unmarkHelpful(id: Int, by identity: Identity) async throws -> HelpfulState {
+        _ = try await post(id: id, viewer: Viewer(identity))
+        return try await store.unmarkHelpful(postID: id, accountID: identity.accountID)
     }
 
     /// The role of an account (for ban rules); `notFound` if there is none.

@@ -3,8 +3,8 @@ public protocol PostStore: Sendable {
     /// Inserts a post. With an idempotency key, a replay returns the post the first request made
     /// (`replayed: true`); the same key with a different request throws `idempotencyConflict`.
     func create(authorID: Int, post: NewPost, status: PostStatus, idempotency: IdempotencyKey?, admission: Admission) async throws -> (Post, replayed: Bool)
-    /// Any post by id, deleted or not.
-    func post(id: Int) async throws -> Post?
+    /// Any post by id, deleted or not; `helpedByMe` for `viewer` (false for nil).
+    func post(id: Int, viewer: Int?) async throws -> Post?
     /// A page of posts the viewer may see in lists, newest first.
     func list(_ query: PostQuery, viewer: Viewer) async throws -> [Post]
     /// The author's own posts of every status, deleted ones excepted.
@@ -22,4 +22,15 @@ public protocol PostStore: Sendable {
     func softDeleteLogged(id: Int, by moderatorID: Int) async throws -> Bool
     func revisions(postID: Int) async throws -> [PostRevision]
     func accountRole(_ accountID: Int) async throws -> Role?
+    /// Marks a post helpful, once per account: a new mark is charged to `admission` in its transaction, a repeat is
+    /// free. The mark counts toward ranking when the account is trusted (registered, or anonymous and older than
+    /// `trustAgeSeconds`) and not banned. Throws `notFound` when the post is deleted or the account gone.
+    func markHelpful(postID: Int, accountID: Int, trustAgeSeconds: Int, admission: Admission) async throws -> HelpfulState
+    /// Takes the account's mark off the post, if any.
+    func unmarkHelpful(postID: Int, accountID: Int) async throws -> HelpfulState
+}
+
+extension PostStore {
+    /// Any post by id, as a reader without a token sees its marks.
+    public func post(id: Int) async throws -> Post? { try await post(id: id, viewer: nil) }
 }

@@ -94,13 +94,13 @@ public struct PostgresModerationStore: ModerationStore {
         "SELECT \(raw: reportColumns) FROM reports r WHERE r.status = 'open' AND r.post_id = ANY(\(postIDs)::int8[]) ORDER BY r.id"
     }
 
-    public func queue(after: Int?, limit: Int) async throws -> [QueueItem] {
+    public func queue(after: Int?, limit: Int, viewer: Int?) async throws -> [QueueItem] {
         try await database.withConnection { connection in
             let groups = try connection.query(Self.queuePage(after: after, limit: limit))
             guard !groups.isEmpty else { return [] }
             let ids = try groups.map { String(try $0.decode(Int.self, "post_id")) }
             var posts: [Int: Post] = [:]
-            for post in try PostgresPostStore.posts(connection.query(PostgresPostStore.withMedia("\(raw: PostgresPostStore.select) WHERE p.id = ANY(\(ids)::int8[])"))) {
+            for post in try PostgresPostStore.posts(connection.query(PostgresPostStore.withMedia("\(raw: PostgresPostStore.select) WHERE p.id = ANY(\(ids)::int8[])", viewer: viewer))) {
                 posts[post.id] = post
             }
             var reports: [Int: [Report]] = [:]
@@ -156,7 +156,7 @@ public struct PostgresModerationStore: ModerationStore {
                 VALUES (\(moderatorID), \(ModerationLogAction(action).rawValue), 'post', \(String(postID)), \(note))
                 """
             )
-            let post = try PostgresPostStore.posts(connection.query(PostgresPostStore.byID(postID)))[0]
+            let post = try PostgresPostStore.posts(connection.query(PostgresPostStore.byID(postID, viewer: moderatorID)))[0]
             return (post, resolved)
         }
     }

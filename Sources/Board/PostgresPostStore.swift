@@ -14,7 +14,8 @@ public struct PostgresPostStore: PostStore {
         SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en, r.name_ko, r.country_code,
                p.weather_type, p.category, p.title, p.body, p.status, p.hidden_reason, (p.deleted_at IS NOT NULL) AS deleted,
                p.created_at, p.updated_at, p.edited, p.version,
-               p.conditions_weather_type, p.conditions_feels_like, p.conditions_band, p.conditions_observed_at
+               p.conditions_weather_type, p.conditions_feels_like, p.conditions_band, p.conditions_observed_at,
+               p.helpful_count, p.trusted_helpful_count, p.hot_score
         FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id
         """
 
@@ -24,40 +25,54 @@ public struct PostgresPostStore: PostStore {
         case id, authorID, authorName, regionID, nameEnglish, nameKorean, countryCode
         case weatherType, category, title, body, status, hiddenReason, deleted, createdAt, updatedAt, edited, version
         case conditionsWeatherType, conditionsFeelsLike, conditionsBand, conditionsObservedAt
+        case helpfulCount, trustedHelpfulCount, hotScore
 
         var name: String {
             ["id", "author_id", "author_name", "region_id", "name_en", "name_ko", "country_code", "weather_type", "category", "title",
              "body", "status", "hidden_reason", "deleted", "created_at", "updated_at", "edited", "version",
-             "conditions_weather_type", "conditions_feels_like", "conditions_band", "conditions_observed_at"][rawValue]
+             "conditions_weather_type", "conditions_feels_like", "conditions_band", "conditions_observed_at",
+             "helpful_count", "trusted_helpful_count", "hot_score"][rawValue]
         }
     }
 
     /// A query of `select` rows with each post's images joined to it (CONTRACT §8): one statement per page, with
-    /// or without images. A post's row is repeated once per image, with the image's columns (`MediaRecords.columns`)
-    /// after its own, NULL when it has none; posts newest first (every list's order), images in display order.
+    /// or without images. A post's row is repeated once per image, with `helped_by_me` for `viewer` (one index probe
+    /// per post of the page) and the image's columns (`MediaRecords.columns`) after its own, NULL when it has none;
+    /// posts in the list's order (`sort`), images in display order.
     /// The sort is over the page's rows only: the query inside still walks its index in order (`ListPlanTests`).
     /// (A JSON column per post, decoded per row, was half of a list request's CPU with two images a post.)
-    static func withMedia(_ query: SQLQuery) -> SQLQuery {
-        var sql = SQLQuery(stringLiteral: "SELECT page.*, \(MediaRecords.columns) FROM (")
+    static func withMedia(_ query: SQLQuery, viewer: Int? = nil, sort: PostSort = .new) -> SQLQuery {
+        var sql: SQLQuery = "SELECT page.*, "
+        if let viewer {
+            sql.append("EXISTS (SELECT 1 FROM helpful_marks h WHERE h.post_id = page.id AND h.account_id = \(viewer)) AS helped_by_me, " as SQLQuery)
+        } else {
+            sql.append("false AS helped_by_me, ")
+        }
+        sql.append("\(MediaRecords.columns) FROM (")
         sql.append(query)
         // LATERAL behind OFFSET 0 (which keeps the planner from flattening it): one `media_post_idx` probe per post
         // of the page. A plain LEFT JOIN lets the planner hash the whole media table for every page instead.
-        sql.append(") page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id OFFSET 0) m ON true ORDER BY page.id DESC, m.position")
+        sql.append(") page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id OFFSET 0) m ON true ORDER BY \(sort.order(of: "page")), m.position")
         return sql
     }
 
     /// The one post `id`, with its images.
-    static func byID(_ id: Int) -> SQLQuery {
-        withMedia("\(raw: select) WHERE p.id = \(id)")
+    static func byID(_ id: Int, viewer: Int? = nil) -> SQLQuery {
+        withMedia("\(raw: select) WHERE p.id = \(id)", viewer: viewer)
     }
 
     /// Posts from rows of `withMedia`.
     static func posts(_ rows: PostgresRows) throws -> [Post] {
-        let mediaColumn = Column.allCases.count
+        let helpedColumn = Column.allCases.count
+        let mediaColumn = helpedColumn + 1
         var posts: [Post] = []
         for row in rows {
             let id = try row.decode(Int.self, at: Column.id.rawValue)
-            if posts.last?.id != id { posts.append(try post(from: row)) }
+            if posts.last?.id != id {
+                var post = try post(from: row)
+                post.helpedByMe = try row.decode(Bool.self, at: helpedColumn)
+                posts.append(post)
+            }
             if try row.decode(Int?.self, at: mediaColumn) != nil {
                 posts[posts.count - 1].media.append(try MediaRecords.media(from: row, at: mediaColumn))
             }
@@ -91,7 +106,10 @@ public struct PostgresPostStore: PostStore {
             edited: try value(Bool.self, .edited),
             version: try value(Int.self, .version),
             media: [],
-            conditions: try conditions(from: row)
+            conditions: try conditions(from: row),
+            helpfulCount: try value(Int.self, .helpfulCount),
+            trustedHelpfulCount: try value(Int.self, .trustedHelpfulCount),
+            hotScore: try value(Double.self, .hotScore)
         )
     }
 
@@ -144,141 +162,8 @@ public struct PostgresPostStore: PostStore {
         }
     }
 
-    public func post(id: Int) async throws -> Post? {
-        try Self.posts(await database.query(Self.byID(id))).first
-    }
-
-    /// The column whose index a public list walks: the most selective equality filter.
-    enum WalkColumn: String {
-        case author = "p.author_id", region = "p.region_id", weatherType = "p.weather_type", category = "p.category"
-    }
-
-    static func walkColumn(_ query: PostQuery) -> WalkColumn? {
-        // An author has few posts, then a region few compared with a weather type or a category.
-        if query.authorID != nil { return .author }
-        if query.regionID != nil { return .region }
-        if query.weatherType != nil { return .weatherType }
-        if query.category != nil { return .category }
-        return nil
-    }
-
-    /// The column `filters` writes as a range: the walked one, except for a weatherType+category walk (the index on
-    /// `(weather_type, category, id DESC)`), where the weather type stays an equality and the category is the range:
-    /// the index scan then starts and stops at the pair. With the range on the weather type it went on through every
-    /// entry of that type after the pair: 3 ms, a fifth of the throughput, for a moderator's page of a rare pair at
-    /// 10M posts (the unlisted branch). A region walk keeps its range on the region: there, the pair's equality made
-    /// PostgreSQL estimate a handful of rows and sort them (ScalePlanTests).
-    static func rangeColumn(_ query: PostQuery) -> WalkColumn? {
-        let walk = walkColumn(query)
-        return walk == .weatherType && query.category != nil ? .category : walk
-    }
-
-    /// The filter part shared by every list query.
-    ///
-    /// The walked column's equality (`rangeColumn`) is written as `col >= $n AND col <= $n`. Same rows, but PostgreSQL
-    /// no longer treats the column as a constant, so `ORDER BY col, p.id DESC` (see `order`) can only be
-    /// read in order from the index that leads with that column. Written as `col = $n`, the generic
-    /// plan may walk the primary key backwards and filter instead: cheap while weather types are evenly
-    /// mixed, but when the newest thousands of posts are all "rain", a "snow" list reads every one of
-    /// them before it finds 21 (measured: 5 ms instead of 0.3 ms at 21k posts, and growing with the table).
-    static func filters(_ query: PostQuery, walking walk: WalkColumn? = nil) -> SQLQuery {
-        var sql: SQLQuery = ""
-        func equal(_ column: WalkColumn, _ value: some PostgresEncodable) {
-            if column == walk {
-                sql.append(" AND \(raw: column.rawValue) >= \(value) AND \(raw: column.rawValue) <= \(value)" as SQLQuery)
-            } else {
-                sql.append(" AND \(raw: column.rawValue) = \(value)" as SQLQuery)
-            }
-        }
-        if let weatherType = query.weatherType { equal(.weatherType, weatherType.rawValue) }
-        if let category = query.category { equal(.category, category.rawValue) }
-        if let regionID = query.regionID { equal(.region, regionID) }
-        if let authorID = query.authorID { equal(.author, authorID) }
-        if let before = query.before { sql.append(" AND p.id < \(before)" as SQLQuery) }
-        return sql
-    }
-
-    /// `ORDER BY` that only the partial index matching the filters can yield without a sort (with the
-    /// walked column written as a range in `filters`).
-    static func order(_ query: PostQuery) -> String {
-        switch walkColumn(query) {
-        case .author: return " ORDER BY p.author_id, p.id DESC"
-        case .region: return query.weatherType != nil ? " ORDER BY p.region_id, p.weather_type, p.id DESC" : " ORDER BY p.region_id, p.id DESC"
-        case .weatherType: return query.category != nil ? " ORDER BY p.weather_type, p.category, p.id DESC" : " ORDER BY p.weather_type, p.id DESC"
-        case .category: return " ORDER BY p.category, p.id DESC"
-        case nil: return " ORDER BY p.id DESC"
-        }
-    }
-
-    public func list(_ query: PostQuery, viewer: Viewer) async throws -> [Post] {
-        try Self.posts(await database.query(Self.withMedia(Self.listQuery(query, viewer: viewer))))
-    }
-
-    /// The one statement behind `list` (the plan tests EXPLAIN it), composed of branches that each walk one index
-    /// in order and read a page (`SQLQuery.page`):
-    /// - everyone: the public posts matching the filters (the public partial indexes of sql/0004);
-    /// - a member: merged with their own hidden and removed posts (`posts_author_unlisted_idx`);
-    /// - a moderator: merged with every hidden and removed post (the unlisted partial indexes of sql/0017).
-    /// A signed-in reader's blocked authors are left out of every branch, a moderator's included (CONTRACT §3).
-    static func listQuery(_ query: PostQuery, viewer: Viewer) -> SQLQuery {
-        guard let me = viewer.accountID else {
-            var sql = SQLQuery(stringLiteral: Self.select + " WHERE p.status = 'visible' AND p.deleted_at IS NULL")
-            sql.append(Self.filters(query, walking: Self.rangeColumn(query)))
-            sql.append(Self.order(query))
-            return sql.page(limit: query.limit)
-        }
-        var visible: SQLQuery = "SELECT p.id FROM posts p WHERE p.status = 'visible' AND p.deleted_at IS NULL"
-        visible.append(Self.filters(query, walking: Self.rangeColumn(query)))
-        visible.append(Self.notBlocked(by: me, author: query.authorID))
-        visible.append(Self.order(query))
-        var unlisted: SQLQuery
-        if viewer.isModerator {
-            unlisted = "SELECT p.id FROM posts p WHERE p.status <> 'visible' AND p.deleted_at IS NULL"
-            unlisted.append(Self.filters(query, walking: Self.rangeColumn(query)))
-            unlisted.append(Self.notBlocked(by: me, author: query.authorID))
-            unlisted.append(Self.order(query))
-        } else {
-            unlisted = "SELECT p.id FROM posts p WHERE p.author_id >= \(me) AND p.author_id <= \(me) AND p.status <> 'visible' AND p.deleted_at IS NULL"
-            unlisted.append(Self.filters(query))
-            unlisted.append(" ORDER BY p.author_id, p.id DESC")
-        }
-        var sql: SQLQuery = "WITH ids AS (("
-        sql.append(visible.page(limit: query.limit))
-        sql.append(") UNION ALL (")
-        sql.append(unlisted.page(limit: query.limit))
-        // The page is chosen among the ids alone; only its posts are joined with their authors and regions (joining
-        // every candidate, up to twice the page, and keeping half was half of the join wasted on every signed-in list).
-        var page: SQLQuery = "SELECT id FROM ids ORDER BY id DESC"
-        page = page.page(limit: query.limit)
-        sql.append(")) ")
-        sql.append(SQLQuery(stringLiteral: Self.select + " WHERE p.id IN (") + page + " ) ORDER BY p.id DESC")
-        return sql
-    }
-
-    /// Leaves out the authors `viewer` blocks (CONTRACT §3: from the caller's lists, staff included).
-    /// With an `authorId` filter the block is checked once, for that author (a one-time filter of the plan): a
-    /// reader listing an author they blocked reads nothing, instead of every post of that author one by one (9,000
-    /// rows for a page at 10M posts).
-    static func notBlocked(by viewer: Int, author: Int? = nil) -> SQLQuery {
-        var sql: SQLQuery = ""
-        if let author {
-            sql.append(" AND NOT EXISTS (SELECT 1 FROM blocks ba WHERE ba.blocker_id = \(viewer) AND ba.blocked_id = \(author))" as SQLQuery)
-        }
-        sql.append(" AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(viewer) AND b.blocked_id = p.author_id)" as SQLQuery)
-        return sql
-    }
-
-    public func listOwn(authorID: Int, before: Int?, limit: Int) async throws -> [Post] {
-        try Self.posts(await database.query(Self.withMedia(Self.listOwnQuery(authorID: authorID, before: before, limit: limit))))
-    }
-
-    static func listOwnQuery(authorID: Int, before: Int?, limit: Int) -> SQLQuery {
-        var sql = SQLQuery(stringLiteral: Self.select)
-        // A range, not `=`, for the reason given at `filters`.
-        sql.append(" WHERE p.author_id >= \(authorID) AND p.author_id <= \(authorID) AND p.deleted_at IS NULL" as SQLQuery)
-        if let before { sql.append(" AND p.id < \(before)" as SQLQuery) }
-        sql.append(" ORDER BY p.author_id, p.id DESC")
-        return sql.page(limit: limit)
+    public func post(id: Int, viewer: Int?) async throws -> Post? {
+        try Self.posts(await database.query(Self.byID(id, viewer: viewer))).first
     }
 
     public func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> (Post, removedMedia: [String]) {
@@ -351,5 +236,49 @@ public struct PostgresPostStore: PostStore {
             """
         )
         return !rows.isEmpty
+    }
+}
+
+extension PostgresPostStore {
+    public func markHelpful(postID: Int, accountID: Int, trustAgeSeconds: Int, admission: Admission) async throws -> HelpfulState {
+        try await database.transaction { connection in
+            // The marker's row is read FOR SHARE: a ban, unban, registration or deletion of it waits for this mark to
+            // commit, and its trigger (sql/0021) then sees the mark; this mark sees the account as it is after one.
+            let inserted = try connection.query(
+                """
+                WITH marker AS (
+                    SELECT id, (kind = 'registered' OR created_at <= now() - make_interval(secs => \(Double(trustAgeSeconds)))) AS trusted, banned
+                    FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL FOR SHARE
+                )
+                INSERT INTO helpful_marks (post_id, account_id, trusted, counted)
+                SELECT p.id, marker.id, marker.trusted, marker.trusted AND NOT marker.banned
+                FROM marker, posts p WHERE p.id = \(postID) AND p.deleted_at IS NULL
+                ON CONFLICT (post_id, account_id) DO NOTHING
+                RETURNING post_id
+                """
+            )
+            // Only a new mark is charged; a refusal rolls it back.
+            if !inserted.isEmpty { try admission.admit(on: connection) }
+            return try Self.helpfulState(postID: postID, accountID: accountID, on: connection)
+        }
+    }
+
+    public func unmarkHelpful(postID: Int, accountID: Int) async throws -> HelpfulState {
+        try await database.transaction { connection in
+            try connection.execute("DELETE FROM helpful_marks WHERE post_id = \(postID) AND account_id = \(accountID)")
+            return try Self.helpfulState(postID: postID, accountID: accountID, on: connection)
+        }
+    }
+
+    /// The post's count and the account's mark as this transaction left them.
+    static func helpfulState(postID: Int, accountID: Int, on connection: PostgresConnection) throws -> HelpfulState {
+        let rows = try connection.query(
+            """
+            SELECT p.helpful_count, EXISTS (SELECT 1 FROM helpful_marks h WHERE h.post_id = p.id AND h.account_id = \(accountID)) AS helped
+            FROM posts p WHERE p.id = \(postID) AND p.deleted_at IS NULL
+            """
+        )
+        guard let row = rows.first else { throw BoardError.notFound("post") }
+        return HelpfulState(helpfulCount: try row.decode(Int.self, "helpful_count"), helpedByMe: try row.decode(Bool.self, "helped"))
     }
 }

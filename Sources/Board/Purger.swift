@@ -5,7 +5,8 @@ import RateLimit
 /// What expires, purged in the background (CONTRACT §7): idempotency keys after 24 h, rate-limit buckets
 /// whose window passed, revoked sessions, the snapshots of resolved reports `evidenceDays` after
 /// resolution, media never attached after 24 h and retired media no report names any more. One instance at
-/// a time: a pass decides what goes only while it holds a PostgreSQL advisory lock, so several servers sharing
+/// a time. It also moves what turns with time alone: timed bans that ran out are cleared (so the account's helpful
+/// marks count again, sql/0021), and marks of anonymous accounts older than the trust age become trusted. A pass decides what goes only while it holds a PostgreSQL advisory lock, so several servers sharing
 /// a database take turns instead of doing the work twice. The files of the media rows a pass deleted are
 /// deleted after the lock is released, by that pass alone (no other pass was handed those rows).
 ///
@@ -25,6 +26,8 @@ public struct Purger: Sendable {
         public var batchSize: Int = 5000
         /// Media rows per statement (each row's files are deleted after the pass).
         public var mediaBatchSize: Int = 500
+        /// `REPORT_TRUST_AGE_SECONDS`: a mark made this long ago is of an account at least this old, so it is trusted.
+        public var trustAgeSeconds: Int = ReportPolicy().trustAgeSeconds
         /// The advisory lock that makes a pass one instance's at a time (tests use a lock of their own).
         public var lockKey: Int64 = 0x7762_7075_7267_6572  // "wbpurger"
 
@@ -114,6 +117,31 @@ public struct Purger: Sendable {
                     SELECT id FROM sessions
                     WHERE revoked_at IS NOT NULL AND revoked_at < now() - make_interval(hours => \(policy.revokedSessionHours)::int) LIMIT \(batch))
                   AND revoked_at < now() - make_interval(hours => \(policy.revokedSessionHours)::int)
+                """
+            ),
+            (
+                "expired_bans",
+                """
+                UPDATE accounts SET banned = false, banned_until = NULL WHERE id IN (
+                    SELECT id FROM accounts WHERE banned AND banned_until <= now() LIMIT \(batch))
+                  AND banned AND banned_until <= now()
+                """
+            ),
+            (
+                "trusted_marks",
+                """
+                WITH batch AS (
+                    SELECT post_id, account_id FROM helpful_marks
+                    WHERE NOT trusted AND created_at <= now() - make_interval(secs => \(Double(policy.trustAgeSeconds))) LIMIT \(batch)
+                ), locked AS (
+                    SELECT id FROM posts WHERE id IN (SELECT post_id FROM batch) ORDER BY id FOR NO KEY UPDATE
+                )
+                UPDATE helpful_marks m SET trusted = true, counted = NOT a.banned FROM accounts a
+                WHERE (m.post_id, m.account_id) IN (SELECT post_id, account_id FROM batch)
+                  AND NOT m.trusted AND a.id = m.account_id
+                  -- The batch's posts are locked in id order before any mark changes (an init plan runs first), as
+                  -- sql/0021's account trigger locks them: the two wait for each other instead of deadlocking.
+                  AND (SELECT count(*) FROM locked) >= 0
                 """
             ),
             (

@@ -21,4 +21,7 @@ extension RateLimitPolicy {
     /// Image uploads by an anonymous / registered account: 10 / 50 an hour.
     public static let anonymousUploads = RateLimitPolicy(name: "upload-anon", limit: 10, windowSeconds: 3600)
     public static let registeredUploads = RateLimitPolicy(name: "upload", limit: 50, windowSeconds: 3600)
+    /// New helpful marks by an anonymous / registered account: 60 / 300 an hour (a repeat mark is not counted).
+    public static let anonymousMarks = RateLimitPolicy(name: "helpful-anon", limit: 60, windowSeconds: 3600)
+    public static let registeredMarks = RateLimitPolicy(name: "helpful", limit: 300, windowSeconds: 3600)
 }

@@ -65,13 +65,22 @@ public struct PostResponse: Decodable, Sendable {
     public var revisions: [RevisionResponse]?
     /// The weather the post was written in (CONTRACT §9); always written, `null` when it has none.
     public var conditions: PostConditions?
+    /// Every helpful mark, and whether the caller made one (CONTRACT §9).
+    public var helpfulCount: Int
+    public var helpedByMe: Bool
+    /// The marks that rank the post (trusted, of accounts neither banned nor deleted); shown to moderators only, so a
+    /// moderator can tell a popular post from a brigaded one.
+    public var trustedHelpfulCount: Int?
 
     public init(
         id: String, weatherType: String, category: String, title: String?, body: String, region: Region, author: Author,
         createdAt: Date, updatedAt: Date, edited: Bool, isMine: Bool, media: [MediaResponse] = [], status: String?, revisions: [RevisionResponse]? = nil,
-        conditions: PostConditions? = nil
+        conditions: PostConditions? = nil, helpfulCount: Int = 0, helpedByMe: Bool = false, trustedHelpfulCount: Int? = nil
     ) {
         self.conditions = conditions
+        self.helpfulCount = helpfulCount
+        self.helpedByMe = helpedByMe
+        self.trustedHelpfulCount = trustedHelpfulCount
         self.media = media
         self.id = id
         self.weatherType = weatherType
@@ -141,6 +150,10 @@ extension PostResponse: JSONWritable {
         w.date(createdAt)
         w.key("edited")
         w.bool(edited)
+        w.key("helpedByMe")
+        w.bool(helpedByMe)
+        w.key("helpfulCount")
+        w.int(helpfulCount)
         w.key("id")
         w.string(id)
         w.key("isMine")
@@ -159,10 +172,36 @@ extension PostResponse: JSONWritable {
         }
         w.key("title")
         w.optionalString(title)
+        if let trustedHelpfulCount {
+            w.key("trustedHelpfulCount")
+            w.int(trustedHelpfulCount)
+        }
         w.key("updatedAt")
         w.date(updatedAt)
         w.key("weatherType")
         w.string(weatherType)
+        w.raw("}")
+    }
+}
+
+/// The answer of `PUT` / `DELETE /v1/posts/{id}/helpful` (CONTRACT §9).
+public struct HelpfulResponse: Decodable, Sendable, Equatable {
+    public var helpfulCount: Int
+    public var helpedByMe: Bool
+
+    public init(helpfulCount: Int, helpedByMe: Bool) {
+        self.helpfulCount = helpfulCount
+        self.helpedByMe = helpedByMe
+    }
+}
+
+extension HelpfulResponse: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("helpedByMe", first: true)
+        w.bool(helpedByMe)
+        w.key("helpfulCount")
+        w.int(helpfulCount)
         w.raw("}")
     }
 }

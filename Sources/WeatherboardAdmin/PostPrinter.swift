@@ -12,6 +12,7 @@ enum PostPrinter {
                 + (post.edited ? "  edited \(TextLayout.timestamp(post.updatedAt))" : "")
         )
         lines.append(conditions(of: post))
+        lines.append("helpful marks: \(post.helpfulCount)" + (post.trustedHelpfulCount.map { " (\($0) trusted)" } ?? ""))
         if let title = post.title, !title.isEmpty {
             lines.append("title: \(TextLayout.singleLine(title))")
         }

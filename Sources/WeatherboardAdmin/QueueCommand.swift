@@ -21,7 +21,7 @@ struct QueueCommand: AsyncParsableCommand {
     static func table(_ items: [QueueItemResponse], now: Date = Date()) -> TableRenderer {
         var table = TableRenderer([
             .init(title: "POST"), .init(title: "STATUS"), .init(title: "REPORTS", alignRight: true), .init(title: "REASONS"),
-            .init(title: "AGE", alignRight: true), .init(title: "EXCERPT"),
+            .init(title: "AGE", alignRight: true), .init(title: "TRUSTED", alignRight: true), .init(title: "EXCERPT"),
         ])
         for item in items {
             table.add([
@@ -30,6 +30,8 @@ struct QueueCommand: AsyncParsableCommand {
                 String(item.openReportCount),
                 TextLayout.truncate(TextLayout.reasons(item.reports.map(\.reason)), columns: 30),
                 TextLayout.age(since: item.firstReportedAt, now: now),
+                // Trusted helpful marks: a popular post against a brigaded one.
+                item.post.trustedHelpfulCount.map(String.init) ?? "-",
                 TextLayout.excerpt(title: item.post.title, body: item.post.body, columns: 48),
             ])
         }

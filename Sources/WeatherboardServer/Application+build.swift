@@ -62,7 +62,7 @@ public struct AppDependencies: Sendable {
         self.weather = weather
         self.posts = PostService(
             store: PostgresPostStore(database: database), regions: regions, rateLimiter: rateLimiter, filter: filter, media: media,
-            conditions: WeatherConditions(weather: weather, timeout: conditionsTimeout)
+            conditions: WeatherConditions(weather: weather, timeout: conditionsTimeout), trustAgeSeconds: reportPolicy.trustAgeSeconds
         )
         self.moderation = ModerationService(store: moderationStore, posts: posts, rateLimiter: rateLimiter, policy: reportPolicy)
         self.purger = Purger(database: database, policy: purgePolicy, media: media)
@@ -96,7 +96,11 @@ public struct AppDependencies: Sendable {
             hasher: PasswordHasher(threads: configuration.passwordHashThreads),
             rateLimiter: rateLimiter,
             reportPolicy: ReportPolicy(hideThreshold: configuration.reportHideThreshold, trustAgeSeconds: configuration.reportTrustAgeSeconds),
-            purgePolicy: Purger.Policy(evidenceDays: configuration.reportEvidenceDays),
+            purgePolicy: {
+                var policy = Purger.Policy(evidenceDays: configuration.reportEvidenceDays)
+                policy.trustAgeSeconds = configuration.reportTrustAgeSeconds
+                return policy
+            }(),
             regions: regions,
             weather: WeatherService.make(configuration: configuration, regions: regions, database: pool, logger: logger, observer: metrics.recordWeather),
             metrics: metrics,

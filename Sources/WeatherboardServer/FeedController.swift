@@ -52,7 +52,7 @@ struct FeedController {
         default: throw APIError.badRequest("regionOnly must be true or false")
         }
         let limit = try parameters.pageLimit()
-        let cursor = try parameters.cursor()
+        let (sort, cursor, after) = try parameters.sortedCursor()
         let language = request.language
 
         let region: Region
@@ -78,9 +78,10 @@ struct FeedController {
         var nextCursor: String?
         // `unknown` weather matches no post (posts never carry it).
         if current.weatherType != .unknown {
-            let page = try await posts.list(
-                PostQuery(weatherType: current.weatherType, regionID: regionOnly ? region.id : nil, before: cursor, limit: limit), viewer: viewer
-            )
+            var query = PostQuery(weatherType: current.weatherType, regionID: regionOnly ? region.id : nil, before: cursor, limit: limit)
+            query.sort = sort
+            query.after = after
+            let page = try await posts.list(query, viewer: viewer)
             items = page.posts.map { PostResponse($0, viewer: viewer, language: language, media: links) }
             nextCursor = page.nextCursor
         }

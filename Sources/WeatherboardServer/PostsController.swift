@@ -18,6 +18,8 @@ struct PostsController {
         routes.get("posts/:id", use: show)
         routes.patch("posts/:id", use: update)
         routes.delete("posts/:id", use: delete)
+        routes.put("posts/:id/helpful", use: markHelpful)
+        routes.delete("posts/:id/helpful", use: unmarkHelpful)
         return routes
     }
 
@@ -45,14 +47,17 @@ struct PostsController {
         let input = QueryInput(request)
         let includeWeather = try input.includes(allowed: ["weather"]).contains("weather")
         let units = try input.units()
-        let query = PostQuery(
+        let (sort, before, after) = try input.sortedCursor()
+        var query = PostQuery(
             weatherType: try input.value("weatherType", as: WeatherType.self) { $0 != .unknown },
             category: try input.value("category", as: Category.self),
             regionID: try input.id("regionId"),
             authorID: try input.id("authorId"),
-            before: try input.cursor(),
+            before: before,
             limit: try input.pageLimit()
         )
+        query.sort = sort
+        query.after = after
         let viewer = context.viewer
         let links = mediaURLs.links(request, context)
         let page = try await posts.list(query, viewer: viewer)
@@ -93,6 +98,18 @@ struct PostsController {
                 return id
             }
         }
+    }
+
+    @Sendable func markHelpful(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let state = try await posts.markHelpful(id: try context.pathID("id", "post"), by: identity)
+        return jsonResponse(HelpfulResponse(helpfulCount: state.helpfulCount, helpedByMe: state.helpedByMe))
+    }
+
+    @Sendable func unmarkHelpful(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.requireIdentity()
+        let state = try await posts.unmarkHelpful(id: try context.pathID("id", "post"), by: identity)
+        return jsonResponse(HelpfulResponse(helpfulCount: state.helpfulCount, helpedByMe: state.helpedByMe))
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {

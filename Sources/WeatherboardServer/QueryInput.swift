@@ -1,3 +1,4 @@
+import Board
 import Hummingbird
 import Vocabulary
 
@@ -26,6 +27,18 @@ struct QueryInput {
         guard let raw = get("cursor"), !raw.isEmpty else { return nil }
         guard let id = Cursor.decode(raw) else { throw APIError.badRequest("cursor is not valid; use nextCursor from a previous page") }
         return id
+    }
+
+    /// `sort` (default `new`) and the `cursor` read in that order (CONTRACT §9): a cursor of another order, or
+    /// anything the server could not have written, is 400.
+    func sortedCursor() throws -> (sort: PostSort, before: Int?, after: PostSort.Position?) {
+        let sort = try value("sort", as: PostSort.self) ?? .new
+        guard let raw = get("cursor"), !raw.isEmpty else { return (sort, nil, nil) }
+        switch sort.decode(cursor: raw) {
+        case .id(let id): return (sort, id, nil)
+        case .position(let position): return (sort, nil, position)
+        case nil: throw APIError.badRequest("cursor is not valid for sort=\(sort.rawValue); use nextCursor from a previous page of the same sort")
+        }
     }
 
     /// An optional value that must be one of a closed set.

@@ -33,7 +33,10 @@ extension PostResponse {
             media: post.media.map(media.response),
             status: post.status(shownTo: viewer)?.rawValue,
             revisions: revisions.map { $0.map(RevisionResponse.init) },
-            conditions: post.conditions
+            conditions: post.conditions,
+            helpfulCount: post.helpfulCount,
+            helpedByMe: post.helpedByMe,
+            trustedHelpfulCount: viewer.isModerator ? post.trustedHelpfulCount : nil
         )
     }
 }

@@ -47,6 +47,10 @@ struct AdminCLITests {
                 try #require(report.status == 201, "report answered \(report.status): \(report.text)")
             }
 
+            // Two helpful marks: the moderator's (registered: trusted) and a fresh anonymous account's (not).
+            #expect(try await server.json("PUT", "/v1/posts/\(postID)/helpful", token: moderator.token).status == 200)
+            #expect(try await server.json("PUT", "/v1/posts/\(postID)/helpful", token: try await server.anonymousAccount().token).status == 200)
+
             // queue --json lists it
             let queueJSON = try await cli.run(["queue", "--json", "--limit", "1000"])
             #expect(queueJSON.status == 0, "queue --json: \(queueJSON)")
@@ -56,6 +60,9 @@ struct AdminCLITests {
             let item = try #require(items.first { ($0["post"] as? [String: Any])?["id"] as? String == postID })
             #expect(item["openReportCount"] as? Int == 3)
             #expect((item["reports"] as? [[String: Any]])?.count == 3)
+            #expect((item["post"] as? [String: Any])?["trustedHelpfulCount"] as? Int == 1)
+            #expect((item["post"] as? [String: Any])?["helpfulCount"] as? Int == 2)
+            #expect((item["post"] as? [String: Any])?["helpedByMe"] as? Bool == true, "the moderator's own mark")
 
             // the table: id, reasons, excerpt
             let queue = try await cli.run(["queue", "--limit", "1000"])
@@ -63,12 +70,17 @@ struct AdminCLITests {
             let row = try #require(queue.stdout.split(separator: "\n").first { $0.hasPrefix(postID + " ") }, "no row for \(postID): \(queue.stdout)")
             #expect(row.contains("spam×2, abuse"))
             #expect(row.contains("광고 — 싸게 팝니다"))
+            let header = try #require(queue.stdout.split(separator: "\n").first)
+            #expect(header.contains("TRUSTED"))
+            // The TRUSTED column holds 1 (right-aligned before the excerpt).
+            #expect(row.contains(" 1  광고"), "row: \(row)")
 
             // show: the post and its reports
             let show = try await cli.run(["show", postID])
             #expect(show.status == 0, "show: \(show)")
             #expect(show.stdout.contains("post \(postID)"))
             #expect(show.stdout.contains("open reports (3): spam×2, abuse"))
+            #expect(show.stdout.contains("helpful marks: 2 (1 trusted)"), "show: \(show.stdout)")
             #expect(show.stdout.contains("conditions: none recorded"), "\(show.stdout)")
             // A post with conditions (CONTRACT §9) shows them.
             try await server.dependencies.database.execute(

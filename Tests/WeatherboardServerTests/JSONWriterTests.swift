@@ -102,14 +102,17 @@ struct JSONWriterTests {
     func postKeys() throws {
         let always: Set<String> = [
             "id", "weatherType", "category", "title", "body", "region", "author", "createdAt", "updatedAt", "edited", "isMine", "media", "conditions",
+            "helpfulCount", "helpedByMe",
         ]
         let plain = try roundTrip(post(status: nil, title: nil))
         #expect(Set(plain.keys) == always)
         #expect(plain["title"] is NSNull)
         #expect(plain["conditions"] is NSNull)
         #expect((plain["region"] as? [String: Any]).map { Set($0.keys) } == ["id", "name", "countryCode"])
-        let staff = try roundTrip(post(revisions: [], status: "removed"))
-        #expect(Set(staff.keys) == always.union(["status", "revisions"]))
+        var staffPost = post(revisions: [], status: "removed")
+        staffPost.trustedHelpfulCount = 3
+        let staff = try roundTrip(staffPost)
+        #expect(Set(staff.keys) == always.union(["status", "revisions", "trustedHelpfulCount"]))
         let unknownWeather = try roundTrip(post(weather: .some(nil)))
         #expect((unknownWeather["region"] as? [String: Any])?["currentWeather"] is NSNull)
         let media = try #require((plain["media"] as? [[String: Any]])?.first)

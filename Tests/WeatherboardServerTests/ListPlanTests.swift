@@ -95,7 +95,9 @@ struct ListPlanTests {
     /// EXPLAIN ANALYZE of the statement's generic plan, the one the server's connections use
     /// (`plan_cache_mode = force_generic_plan`): PREPARE it with its parameter types, then EXPLAIN ANALYZE EXECUTE.
     static func genericPlan(_ query: SQLQuery, connection: PostgresConnection) throws -> String {
-        let typeNames: [UInt32: String] = [PostgresType.int8: "int8", PostgresType.int4: "int4", PostgresType.text: "text", PostgresType.bool: "bool"]
+        let typeNames: [UInt32: String] = [
+            PostgresType.int8: "int8", PostgresType.int4: "int4", PostgresType.text: "text", PostgresType.bool: "bool", PostgresType.float8: "float8",
+        ]
         let types = query.binds.map { typeNames[$0.type] ?? "unknown" }
         // Test values only: quoted as literals for EXECUTE.
         let values = query.binds.map { $0.text.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL" }

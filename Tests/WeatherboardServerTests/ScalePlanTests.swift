@@ -40,6 +40,19 @@ struct ScalePlanTests {
             for (filterName, var query) in filters {
                 query.limit = PageLimit.defaultValue + 1
                 shapes.append(("\(readerName), \(filterName)", PostgresPostStore.withMedia(PostgresPostStore.listQuery(query, viewer: viewer))))
+                // The ranked orders of the same shape; a second page resumes in the middle of the score range.
+                for sort in [PostSort.top, .hot] {
+                    var ranked = query
+                    ranked.sort = sort
+                    if ranked.before != nil {
+                        ranked.before = nil
+                        ranked.after = sort == .top ? .top(trustedMarks: 6, id: posts / 2) : .hot(score: Self.middleHotScore, id: posts / 2)
+                    }
+                    shapes.append((
+                        "\(readerName), \(filterName), sort=\(sort)",
+                        PostgresPostStore.withMedia(PostgresPostStore.listQuery(ranked, viewer: viewer), viewer: viewer.accountID, sort: sort)
+                    ))
+                }
             }
         }
         // "My posts": the author of every tenth post, 100,000 of them.
@@ -48,6 +61,9 @@ struct ScalePlanTests {
         shapes.append(("one post", PostgresPostStore.byID(posts / 2)))
         return shapes
     }
+
+    /// A `hot` score among the seeded posts' (created over the last ~1,000 hours, up to 12 trusted marks).
+    static let middleHotScore = Date().addingTimeInterval(-500 * 3600).timeIntervalSince1970 / 45000 + 0.5
 
     @Test("every list shape at 1M posts plans an index walk of about a page, without JIT, under PostgreSQL's defaults")
     func plansAtScale() async throws {
@@ -76,6 +92,9 @@ struct ScalePlanTests {
                 if plan.contains("Seq Scan on posts") || plan.contains("Seq Scan on media") { problems.append("a sequential scan of a big table") }
                 if plan.contains("Hash Join") || plan.contains("Gather") { problems.append("a hash join or a parallel plan") }
                 if ListPlanTests.rowsSkipped(plan) > 2_000 { problems.append("\(ListPlanTests.rowsSkipped(plan)) rows read and thrown away") }
+                if RankedPlanTests.largestSort(plan) > 2 * 2 * (PageLimit.defaultValue + 1) {
+                    problems.append("a sort of \(RankedPlanTests.largestSort(plan)) rows")
+                }
                 if !problems.isEmpty { failures.append("\(name): \(problems.joined(separator: ", "))\n\(plan)") }
             }
             return failures
@@ -103,14 +122,16 @@ struct ScalePlanTests {
         try connection.simpleQuery(
             """
             CREATE SCHEMA plan_scale;
-            CREATE TABLE plan_scale.posts (LIKE public.posts INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING IDENTITY);
+            CREATE TABLE plan_scale.posts (LIKE public.posts INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING IDENTITY INCLUDING GENERATED);
             CREATE TABLE plan_scale.media (LIKE public.media INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING IDENTITY);
             SET LOCAL search_path = plan_scale, public;
             """
         )
         try connection.execute(
             """
-            INSERT INTO plan_scale.posts (author_id, region_id, weather_type, category, title, body, status, hidden_reason, deleted_at)
+            INSERT INTO plan_scale.posts (
+                author_id, region_id, weather_type, category, title, body, status, hidden_reason, deleted_at, created_at, trusted_helpful_count
+            )
             SELECT CASE WHEN i % 10 = 0 THEN \(authors[0]) ELSE (\(ids)::int8[])[1 + i % 1000] END,
                    (SELECT array_agg(id) FROM (SELECT id FROM regions ORDER BY population DESC, id LIMIT 200) r)[1 + (i / 7) % 200],
                    (ARRAY['clearSky','fewClouds','scatteredClouds','brokenClouds','showerRain','rain','thunderStorm','snow','mist'])[1 + i % 9],
@@ -118,7 +139,8 @@ struct ScalePlanTests {
                    NULL, 'post ' || i,
                    CASE WHEN i % 100 = 17 THEN 'hidden' WHEN i % 200 = 33 THEN 'removed' ELSE 'visible' END,
                    CASE WHEN i % 100 = 17 THEN 'reports' END,
-                   CASE WHEN i % 200 = 51 THEN now() END
+                   CASE WHEN i % 200 = 51 THEN now() END,
+                   now() - make_interval(secs => (\(Self.posts) - i) * 3.6), (i * 7919) % 13
             FROM generate_series(1, \(Self.posts)) AS i
             """
         )

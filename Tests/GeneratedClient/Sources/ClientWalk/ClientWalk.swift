@@ -176,6 +176,31 @@ struct ClientWalk {
         try W.check(reports.items.map(\.id) == [report.id], "listMyReports", "\(reports)")
         done("reportPost (201, repeat 200), listMyReports")
 
+        // 6b. The reporter marks the post helpful (a repeat is the same), reads it back in a `top` list, and unmarks it.
+        let marked = try await W.step(
+            "markPostHelpful", { try await reporter.markPostHelpful(path: .init(id: post.id)) }, expect: { try $0.ok.body.json }
+        )
+        try W.check(marked.helpfulCount == 1 && marked.helpedByMe, "markPostHelpful", "\(marked)")
+        let markedAgain = try await W.step(
+            "markPostHelpful (repeat)", { try await reporter.markPostHelpful(path: .init(id: post.id)) }, expect: { try $0.ok.body.json }
+        )
+        try W.check(markedAgain.helpfulCount == 1, "markPostHelpful (repeat)", "\(markedAgain)")
+        let ownMark = try await W.step(
+            "markPostHelpful (own post)", { try await author.markPostHelpful(path: .init(id: post.id)) }, expect: { try $0.forbidden.body.json }
+        )
+        try W.check(ownMark.error.code == "forbidden", "markPostHelpful (own post)", "\(ownMark)")
+        let top = try await W.step(
+            "listPosts sort=top", { try await reporter.listPosts(query: .init(regionId: seoul.id, sort: .top, limit: 10)) }, expect: { try $0.ok.body.json }
+        )
+        guard let ranked = top.items.first(where: { $0.id == post.id }), ranked.helpedByMe, ranked.helpfulCount == 1 else {
+            throw W(step: "listPosts sort=top", detail: "post \(post.id) not listed with the caller's mark: \(top.items.map { $0.id })")
+        }
+        let unmarked = try await W.step(
+            "unmarkPostHelpful", { try await reporter.unmarkPostHelpful(path: .init(id: post.id)) }, expect: { try $0.ok.body.json }
+        )
+        try W.check(unmarked.helpfulCount == 0 && !unmarked.helpedByMe, "unmarkPostHelpful", "\(unmarked)")
+        done("markPostHelpful (200, repeat 200, own post 403), listPosts sort=top, unmarkPostHelpful (200)")
+
         // 7. Register the anonymous account (same id), then log in on a second device.
         let username = "walk_\(UUID().uuidString.prefix(8).lowercased())"
         let password = "an umbrella for rainy days"
