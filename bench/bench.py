@@ -143,6 +143,31 @@ def route_table(H):
         else:
             print(f"| {r['name']} | {r['rps']:.0f} | {r['p99']:.2f} | | | | {r['rps'] / H:.2f} of healthz |")
 
+# ---- issue #20: the hot list, and a helpful mark (a new one every request: 200 markers over every post) -------------
+LIST_POSTS_HOT = open(os.path.join(ROOT, "bench", "sql", "list_posts_hot.sql")).read()
+MARK_HELPFUL = open(os.path.join(ROOT, "bench", "sql", "mark_helpful.sql")).read()
+markers = [http("POST", "/v1/accounts") for _ in range(200)]
+marker_ids = sorted(int(m["account"]["id"]) for m in markers)
+helpful_lua = lua("helpful", f"""
+wrk.method = "PUT"
+local tokens = {{}}
+for t in string.gmatch(os.getenv("TOKENS"), "[^,]+") do table.insert(tokens, t) end
+local i = 0
+request = function()
+  i = i + 1
+  local t = tokens[(i % #tokens) + 1]
+  local post = 1 + (math.floor(i / #tokens) % {int(POST_ID) - 1})
+  return wrk.format(nil, "/v1/posts/" .. post .. "/helpful", {{["Authorization"] = "Bearer " .. t}})
+end
+""")
+marker_hash = psql(f"SELECT encode(sha256(convert_to('{markers[0]['token']}', 'UTF8')), 'hex')")
+def issue20_routes():
+    route("GET /v1/posts?weatherType=rain&sort=hot", "/v1/posts?weatherType=rain&sort=hot", sql=LIST_POSTS_HOT, defines={"wt": "rain", "lim": 21})
+    route("PUT /v1/posts/{id}/helpful (new marks)", "/v1/posts/1/helpful", sql=MARK_HELPFUL, script=helpful_lua,
+          env_extra={"TOKENS": ",".join(m["token"] for m in markers)},
+          defines={"token_hash": marker_hash, "amin": marker_ids[0], "amax": marker_ids[-1], "maxpost": int(POST_ID) - 1})
+issue20_routes()
+
 # BENCH_CORE=1: the core routes only (the performance floor), repeated BENCH_REPEAT times, then stop.
 if os.environ.get("BENCH_CORE") == "1":
     for _ in range(int(os.environ.get("BENCH_REPEAT", "1")) - 1):
@@ -150,6 +175,7 @@ if os.environ.get("BENCH_CORE") == "1":
         route("GET /v1/posts?weatherType=rain", "/v1/posts?weatherType=rain", sql=LIST_POSTS, defines={"wt": "rain", "lim": 21})
         route("GET /v1/posts?weatherType=mist (2 images each)", "/v1/posts?weatherType=mist", sql=LIST_POSTS, defines={"wt": "mist", "lim": 21})
         route("POST /v1/posts", "/v1/posts", sql=CREATE_POST, script=create_lua, defines={"author": ME, "token_hash": token_hash})
+        issue20_routes()
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=30)
     print()
