@@ -122,10 +122,23 @@ public struct PostService: Sendable {
     }
 
     static func canSee(_ post: Post, viewer: Viewer) -> Bool {
+        canSee(authorID: post.authorID, status: post.status, deleted: post.deleted, viewer: viewer)
+    }
+
+    static func canSee(authorID: Int, status: PostStatus, deleted: Bool, viewer: Viewer) -> Bool {
         if viewer.isModerator { return true }
-        if post.deleted { return false }
-        if post.status == .visible { return true }
-        return post.authorID == viewer.accountID
+        if deleted { return false }
+        if status == .visible { return true }
+        return authorID == viewer.accountID
+    }
+
+    /// The author of a post `viewer` may see, for the calls that only act on it (helpful marks): the post's own row,
+    /// without the author, region and images a read joins. `notFound` as `post(id:viewer:)`.
+    func authorOfVisiblePost(id: Int, viewer: Viewer) async throws -> Int {
+        guard let (authorID, status, deleted) = try await store.access(id: id),
+              Self.canSee(authorID: authorID, status: status, deleted: deleted, viewer: viewer)
+        else { throw BoardError.notFound("post") }
+        return authorID
     }
 
     public func list(_ query: PostQuery, viewer: Viewer) async throws -> PostPage {
@@ -153,8 +166,8 @@ public struct PostService: Sendable {
     /// caller can't see (404). Idempotent; only a new mark is charged to the caller's allowance.
     public func markHelpful(id: Int, by identity: Identity) async throws -> HelpfulState {
         try identity.requireNotBanned()
-        let post = try await self.post(id: id, viewer: Viewer(identity))
-        guard post.authorID != identity.accountID else { throw BoardError.forbidden("you cannot mark your own post helpful") }
+        let authorID = try await authorOfVisiblePost(id: id, viewer: Viewer(identity))
+        guard authorID != identity.accountID else { throw BoardError.forbidden("you cannot mark your own post helpful") }
         let policy: RateLimitPolicy = identity.account.kind == .anonymous ? .anonymousMarks : .registeredMarks
         return try await store.markHelpful(
             postID: id, accountID: identity.accountID, trustAgeSeconds: trustAgeSeconds,
@@ -164,7 +177,7 @@ public struct PostService: Sendable {
 
     /// Takes the caller's mark off a post it can see (404 otherwise). Idempotent.
     public func unmarkHelpful(id: Int, by identity: Identity) async throws -> HelpfulState {
-        _ = try await post(id: id, viewer: Viewer(identity))
+        _ = try await authorOfVisiblePost(id: id, viewer: Viewer(identity))
         return try await store.unmarkHelpful(postID: id, accountID: identity.accountID)
     }
 

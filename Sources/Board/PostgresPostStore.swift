@@ -162,6 +162,17 @@ public struct PostgresPostStore: PostStore {
         }
     }
 
+    public func access(id: Int) async throws -> (authorID: Int, status: PostStatus, deleted: Bool)? {
+        guard let row = try await database.query("SELECT author_id, status, deleted_at IS NOT NULL AS deleted FROM posts WHERE id = \(id)").first else {
+            return nil
+        }
+        return (
+            try row.decode(Int.self, "author_id"),
+            try UnknownStoredValue.decode(PostStatus.self, row.decode(String.self, "status"), column: "posts.status"),
+            try row.decode(Bool.self, "deleted")
+        )
+    }
+
     public func post(id: Int, viewer: Int?) async throws -> Post? {
         try Self.posts(await database.query(Self.byID(id, viewer: viewer))).first
     }
