@@ -1,5 +1,5 @@
--- PUT /v1/posts/{id}/helpful with a token (rate limits off): the route's statements. The session, the post read
--- (visibility: PostService.post with the viewer's helped_by_me), then the mark's transaction: the insert (sql/0021's
+-- PUT /v1/posts/{id}/helpful with a token (rate limits off): the route's statements. The session, the post's own row
+-- (visibility: PostService.authorOfVisiblePost), then the mark's transaction: the insert (sql/0021's
 -- triggers update the post's counters) and the state read back. A new mark each time: a random marker and post.
 \set acct random(:amin, :amax)
 \set post random(1, :maxpost)
@@ -7,18 +7,7 @@ SELECT s.id AS session_id, a.id, a.kind, a.username, a.display_name, a.role, a.c
        (a.banned AND (a.banned_until IS NULL OR a.banned_until > now())) AS banned_now
 FROM sessions s JOIN accounts a ON a.id = s.account_id
 WHERE s.token_hash = :token_hash AND s.revoked_at IS NULL;
-SELECT page.*, EXISTS (SELECT 1 FROM helpful_marks h WHERE h.post_id = page.id AND h.account_id = :acct) AS helped_by_me,
-       m.id, m.owner_id, m.post_id, m.storage_key, m.public, m.width, m.height, m.byte_size, m.blurhash, m.alt, m.created_at, m.retired
-FROM (
-SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en, r.name_ko, r.country_code,
-       p.weather_type, p.category, p.title, p.body, p.status, p.hidden_reason, (p.deleted_at IS NOT NULL) AS deleted,
-       p.created_at, p.updated_at, p.edited, p.version,
-       p.conditions_weather_type, p.conditions_feels_like, p.conditions_band, p.conditions_observed_at,
-       p.helpful_count, p.trusted_helpful_count, p.hot_score
-FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id
-WHERE p.id = :post
-) page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id OFFSET 0) m ON true
-ORDER BY page.id DESC, m.position;
+SELECT author_id, status, deleted_at IS NOT NULL AS deleted FROM posts WHERE id = :post;
 BEGIN;
 WITH marker AS (
     SELECT id, (kind = 'registered' OR created_at <= now() - make_interval(secs => 86400::float8)) AS trusted, banned
