@@ -12,6 +12,8 @@ public struct PostQuery: Sendable, Equatable {
     /// The order (`new` unless asked); a ranked order resumes after `after` instead of `before`.
     public var sort: PostSort = .new
     public var after: PostSort.Position?
+    /// The band outside now, that `fit` ranks for (a `fit` cursor's own band replaces it: `PostService.list`).
+    public var fitBand: FeelsLikeBand?
 
     public init(weatherType: WeatherType? = nil, category: Category? = nil, regionID: Int? = nil, authorID: Int? = nil, before: Int? = nil, limit: Int = 20) {
         self.weatherType = weatherType

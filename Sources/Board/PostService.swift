@@ -143,10 +143,15 @@ public struct PostService: Sendable {
 
     public func list(_ query: PostQuery, viewer: Viewer) async throws -> PostPage {
         var query = query
+        if query.sort == .fit {
+            // A `fit` walk goes on in the band it started in (its cursor's), whatever the weather does meanwhile.
+            if case .fit(let band, _, _, _)? = query.after { query.fitBand = band }
+            guard query.fitBand != nil else { throw BoardError.invalidField(field: "sort", message: "fit needs the weather of a place") }
+        }
         let limit = query.limit
         query.limit = limit + 1
         let posts = try await store.list(query, viewer: viewer)
-        return Self.page(posts, limit: limit, sort: query.sort)
+        return Self.page(posts, limit: limit, sort: query.sort, outside: query.fitBand)
     }
 
     public func listOwn(_ identity: Identity, before: Int?, limit: Int) async throws -> PostPage {
@@ -154,10 +159,10 @@ public struct PostService: Sendable {
         return Self.page(posts, limit: limit)
     }
 
-    static func page(_ posts: [Post], limit: Int, sort: PostSort = .new) -> PostPage {
+    static func page(_ posts: [Post], limit: Int, sort: PostSort = .new, outside: FeelsLikeBand? = nil) -> PostPage {
         guard posts.count > limit else { return PostPage(posts: posts, nextCursor: nil) }
         let shown = Array(posts.prefix(limit))
-        return PostPage(posts: shown, nextCursor: shown.last.map { sort.cursor(after: $0) })
+        return PostPage(posts: shown, nextCursor: shown.last.map { sort.cursor(after: $0, outside: outside) })
     }
 
     // MARK: Helpful marks

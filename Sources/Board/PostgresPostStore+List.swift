@@ -43,10 +43,17 @@ extension PostgresPostStore {
     /// plan may walk the primary key backwards and filter instead: cheap while weather types are evenly
     /// mixed, but when the newest thousands of posts are all "rain", a "snow" list reads every one of
     /// them before it finds 21 (measured: 5 ms instead of 0.3 ms at 21k posts, and growing with the table).
-    static func filters(_ query: PostQuery, walking walk: WalkColumn? = nil) -> SQLQuery {
+    ///
+    /// `unindexed` writes the filters as expressions no index matches (`p.region_id + 0`, `p.category || ''`): a
+    /// walk that must go through one author's index (`ownUnlisted`) then cannot be planned through the index of
+    /// its filter shape instead, reading that shape's unlisted posts of every author to find one author's few.
+    static func filters(_ query: PostQuery, walking walk: WalkColumn? = nil, unindexed: Bool = false) -> SQLQuery {
         var sql: SQLQuery = ""
         func equal(_ column: WalkColumn, _ value: some PostgresEncodable) {
-            if column == walk {
+            if unindexed {
+                let expression = column == .weatherType || column == .category ? "\(column.rawValue) || ''" : "\(column.rawValue) + 0"
+                sql.append(" AND \(raw: expression) = \(value)" as SQLQuery)
+            } else if column == walk {
                 sql.append(" AND \(raw: column.rawValue) >= \(value) AND \(raw: column.rawValue) <= \(value)" as SQLQuery)
             } else {
                 sql.append(" AND \(raw: column.rawValue) = \(value)" as SQLQuery)
@@ -76,7 +83,10 @@ extension PostgresPostStore {
     }
 
     public func list(_ query: PostQuery, viewer: Viewer) async throws -> [Post] {
-        try Self.posts(await database.query(Self.withMedia(Self.listQuery(query, viewer: viewer), viewer: viewer.accountID, sort: query.sort)))
+        var posts = try Self.posts(await database.query(Self.withMedia(Self.listQuery(query, viewer: viewer), viewer: viewer.accountID, sort: query.sort)))
+        // The statement chose the page in `fit` order; its rows come back in `hot` order, put in their groups here.
+        if query.sort == .fit, let outside = query.fitBand { posts.sort { PostSort.fitPrecedes($0, $1, outside: outside) } }
+        return posts
     }
 
     /// The one statement behind `list` (the plan tests EXPLAIN it): one branch per part of the reader's view
@@ -84,22 +94,33 @@ extension PostgresPostStore {
     /// merged by the sort's key. An anonymous reader's single branch is the page itself.
     static func listQuery(_ query: PostQuery, viewer: Viewer) -> SQLQuery {
         let branches = Self.branches(for: viewer)
+        // The final order of the chosen rows: a `fit` page is put in its groups' order after (`list`).
+        let finalOrder = query.sort == .fit ? PostSort.hot.orderKey : query.sort.orderKey
         guard branches.count > 1 else {
+            if query.sort == .fit {
+                return SQLQuery(stringLiteral: Self.select + " WHERE p.id IN (SELECT id FROM (") + Self.fitPage(.visible, query, blocker: nil)
+                    + SQLQuery(stringLiteral: ") fit) ORDER BY " + finalOrder)
+            }
             return Self.branch(.visible, query, head: Self.select, blocker: nil).page(limit: query.limit)
         }
-        // A ranked page merges its branches by score, so the candidates carry it.
+        // A ranked page merges its branches by score (and a `fit` page by group first), so the candidates carry them.
         let candidate = query.sort.scoreColumn.map { "SELECT p.id, p.\($0) AS score FROM posts p" } ?? "SELECT p.id FROM posts p"
         var sql: SQLQuery = "WITH ids AS (("
         for (index, branch) in branches.enumerated() {
             if index > 0 { sql.append(") UNION ALL (") }
-            sql.append(Self.branch(branch, query, head: candidate, blocker: viewer.accountID).page(limit: query.limit))
+            if query.sort == .fit {
+                sql.append(Self.fitPage(branch, query, blocker: viewer.accountID))
+            } else {
+                sql.append(Self.branch(branch, query, head: candidate, blocker: viewer.accountID).page(limit: query.limit))
+            }
         }
         // The page is chosen among the ids alone; only its posts are joined with their authors and regions (joining
         // every candidate, up to twice the page, and keeping half was half of the join wasted on every signed-in list).
-        var page = SQLQuery(stringLiteral: "SELECT id FROM ids ORDER BY " + (query.sort.scoreColumn == nil ? "id DESC" : "score DESC, id DESC"))
+        let merge = query.sort == .fit ? "grp, score DESC, id DESC" : query.sort.scoreColumn == nil ? "id DESC" : "score DESC, id DESC"
+        var page = SQLQuery(stringLiteral: "SELECT id FROM ids ORDER BY " + merge)
         page = page.page(limit: query.limit)
         sql.append(")) ")
-        sql.append(SQLQuery(stringLiteral: Self.select + " WHERE p.id IN (") + page + SQLQuery(stringLiteral: " ) ORDER BY " + query.sort.orderKey))
+        sql.append(SQLQuery(stringLiteral: Self.select + " WHERE p.id IN (") + page + SQLQuery(stringLiteral: " ) ORDER BY " + finalOrder))
         return sql
     }
 
@@ -121,17 +142,24 @@ extension PostgresPostStore {
 
     /// One branch: `head` (`SELECT … FROM posts p …`), the branch's rows, the filters, the reader's blocks (every
     /// branch but one's own posts, a moderator's included: CONTRACT §3) and the order its index yields.
-    static func branch(_ branch: Branch, _ query: PostQuery, head: String, blocker: Int?) -> SQLQuery {
+    /// `condition` narrows the branch further (a `fit` walk's band).
+    static func branch(_ branch: Branch, _ query: PostQuery, head: String, blocker: Int?, condition: SQLQuery = "") -> SQLQuery {
         var sql = SQLQuery(stringLiteral: head)
         switch branch {
         case .visible, .unlisted:
             sql.append(branch == .visible ? " WHERE p.status = 'visible' AND p.deleted_at IS NULL" : " WHERE p.status <> 'visible' AND p.deleted_at IS NULL")
-            sql.append(Self.filters(query, walking: Self.rangeColumn(query)))
+            // A `fit` walk's range is its band (`fitPage`): every filter before it stays an equality.
+            sql.append(Self.filters(query, walking: query.sort == .fit ? nil : Self.rangeColumn(query)))
+            sql.append(condition)
             if let blocker { sql.append(Self.notBlocked(by: blocker, author: query.authorID)) }
             sql.append(Self.order(query))
         case .ownUnlisted(let me):
+            // One author's walk, through an index that leads with the author (the filters unindexed): planned through
+            // the unlisted index of the filter shape, it read that shape's unlisted posts of every author to find one
+            // author's few (3,000 rows for none in FitPlanTests).
             sql.append(" WHERE p.author_id >= \(me) AND p.author_id <= \(me) AND p.status <> 'visible' AND p.deleted_at IS NULL" as SQLQuery)
-            sql.append(Self.filters(query))
+            sql.append(Self.filters(query, unindexed: true))
+            sql.append(condition)
             sql.append(" ORDER BY p.author_id, \(query.sort.orderKey)")
         }
         return sql

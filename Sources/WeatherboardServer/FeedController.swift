@@ -6,7 +6,8 @@ import Weather
 import WeatherboardAPI
 
 /// `GET /v1/feed?regionId=` or `?lat=&lon=`: the region, its current weather, and the posts tagged with that
-/// weather type, from every region (or only the region's own with `regionOnly=true`), newest first.
+/// weather type, from every region (or only the region's own with `regionOnly=true`), ranked by `fit` for the
+/// region's feels-like band unless another `sort` is asked (CONTRACT §9).
 struct FeedController {
     let mediaURLs: MediaURLs
     let posts: PostService
@@ -41,6 +42,15 @@ struct FeedController {
         }
     }
 
+    /// The feels-like band of `weather` (shown in `units`), in °C; the provider's values are checked before they
+    /// are cached, so a weather object always has a finite feels-like, and none is 503 `weather_unavailable`.
+    static func band(_ weather: CurrentWeather, units: Units) throws -> FeelsLikeBand {
+        guard let band = FeelsLikeBand(feelsLike: weather.feelsLike, units: units) else {
+            throw APIError(WeatherError.unavailable("the weather has no feels-like temperature", retryAfterSeconds: nil))
+        }
+        return band
+    }
+
     @Sendable func feed(_ request: Request, context: AppRequestContext) async throws -> Response {
         let parameters = QueryInput(request)
         let includeWeather = try parameters.includes(allowed: ["weather"]).contains("weather")
@@ -52,7 +62,7 @@ struct FeedController {
         default: throw APIError.badRequest("regionOnly must be true or false")
         }
         let limit = try parameters.pageLimit()
-        let (sort, cursor, after) = try parameters.sortedCursor()
+        let (sort, cursor, after) = try parameters.sortedCursor(default: .fit)
         let language = request.language
 
         let region: Region
@@ -81,6 +91,7 @@ struct FeedController {
             var query = PostQuery(weatherType: current.weatherType, regionID: regionOnly ? region.id : nil, before: cursor, limit: limit)
             query.sort = sort
             query.after = after
+            query.fitBand = try Self.band(current, units: units)
             let page = try await posts.list(query, viewer: viewer)
             items = page.posts.map { PostResponse($0, viewer: viewer, language: language, media: links) }
             nextCursor = page.nextCursor

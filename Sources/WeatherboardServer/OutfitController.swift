@@ -43,16 +43,13 @@ struct OutfitController {
         let parameters = QueryInput(request)
         let units = try parameters.units()
         let limit = try parameters.pageLimit()
-        let cursor = try parameters.cursor()
+        let (sort, cursor, after) = try parameters.sortedCursor(default: .fit)
         let language = request.language
         let current = try await weather.currentWeather(regionID: region.id, units: units, language: language, requester: WeatherRequester(context))
-        // The provider's values are checked before they are cached, so a weather object always has a finite feels-like.
-        guard let band = FeelsLikeBand(feelsLike: current.feelsLike, units: units) else {
-            throw APIError(WeatherError.unavailable("the weather has no feels-like temperature", retryAfterSeconds: nil))
-        }
+        let band = try FeedController.band(current, units: units)
         let carry = CarryItem.items(weatherType: current.weatherType, uvIndex: current.uvIndex, band: band)
         let viewer = context.viewer
-        let page = try await posts.outfitPosts(band: band, before: cursor, limit: limit, viewer: viewer)
+        let page = try await posts.outfitPosts(band: band, sort: sort, before: cursor, after: after, limit: limit, viewer: viewer)
         let links = mediaURLs.links(request, context)
         return jsonResponse(
             OutfitResponse(

@@ -58,6 +58,17 @@ struct PostsController {
         )
         query.sort = sort
         query.after = after
+        if sort == .fit {
+            // `fit` ranks for the weather outside a place: the region's (CONTRACT §9). A later page goes on in the
+            // band its cursor carries, with no weather call.
+            guard let regionID = query.regionID else {
+                throw APIError.badRequest("sort=fit ranks for the weather outside a place: give regionId")
+            }
+            if after == nil {
+                let current = try await weather.currentWeather(regionID: regionID, units: units, language: request.language, requester: WeatherRequester(context))
+                query.fitBand = try FeedController.band(current, units: units)
+            }
+        }
         let viewer = context.viewer
         let links = mediaURLs.links(request, context)
         let page = try await posts.list(query, viewer: viewer)

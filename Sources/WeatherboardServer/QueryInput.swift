@@ -29,10 +29,10 @@ struct QueryInput {
         return id
     }
 
-    /// `sort` (default `new`) and the `cursor` read in that order (CONTRACT §9): a cursor of another order, or
-    /// anything the server could not have written, is 400.
-    func sortedCursor() throws -> (sort: PostSort, before: Int?, after: PostSort.Position?) {
-        let sort = try value("sort", as: PostSort.self) ?? .new
+    /// `sort` (default `new`, or the route's own) and the `cursor` read in that order (CONTRACT §9): a cursor of
+    /// another order, or anything the server could not have written, is 400.
+    func sortedCursor(default defaultSort: PostSort = .new) throws -> (sort: PostSort, before: Int?, after: PostSort.Position?) {
+        let sort = try value("sort", as: PostSort.self) ?? defaultSort
         guard let raw = get("cursor"), !raw.isEmpty else { return (sort, nil, nil) }
         switch sort.decode(cursor: raw) {
         case .id(let id): return (sort, id, nil)

@@ -94,7 +94,7 @@ struct ListPlanTests {
 
     /// EXPLAIN ANALYZE of the statement's generic plan, the one the server's connections use
     /// (`plan_cache_mode = force_generic_plan`): PREPARE it with its parameter types, then EXPLAIN ANALYZE EXECUTE.
-    static func genericPlan(_ query: SQLQuery, connection: PostgresConnection) throws -> String {
+    static func genericPlan(_ query: SQLQuery, connection: PostgresConnection, buffers: Bool = false) throws -> String {
         let typeNames: [UInt32: String] = [
             PostgresType.int8: "int8", PostgresType.int4: "int4", PostgresType.text: "text", PostgresType.bool: "bool", PostgresType.float8: "float8",
         ]
@@ -104,7 +104,7 @@ struct ListPlanTests {
         try connection.simpleQuery("SET plan_cache_mode = force_generic_plan")
         try connection.simpleQuery("PREPARE plan_probe(\(types.joined(separator: ", "))) AS \(query.sql)")
         defer { try? connection.simpleQuery("DEALLOCATE plan_probe") }
-        return try connection.query(SQLQuery(unsafeSQL: "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE plan_probe(\(values.joined(separator: ", ")))"))
+        return try connection.query(SQLQuery(unsafeSQL: "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF\(buffers ? ", BUFFERS" : "")) EXECUTE plan_probe(\(values.joined(separator: ", ")))"))
             .map { try $0.decode(String.self, at: 0) }.joined(separator: "\n")
     }
 }

@@ -74,7 +74,7 @@ struct PostSortTests {
         }
     }
 
-    @Test("the feed ranks its posts by sort=top and pages them with the sort's cursor; its default stays new")
+    @Test("the feed ranks its posts by sort=top and pages them with the sort's cursor; sort=new is newest first, the default fit")
     func rankedFeed() async throws {
         try await FakeWeatherAPI.with { fake in
             fake.weatherCode = 61  // rain
@@ -103,8 +103,12 @@ struct PostSortTests {
                 let ours = Set(expected)
                 #expect(seen.filter(ours.contains) == expected)
                 #expect(Set(seen).count == seen.count)
-                let newest = try await server.json("GET", "/v1/feed?regionId=\(home)&regionOnly=true&limit=100")
+                let newest = try await server.json("GET", "/v1/feed?regionId=\(home)&regionOnly=true&sort=new&limit=100")
                 #expect(newest.items.compactMap { $0["id"] as? String }.filter(ours.contains) == ids.sorted(by: >).map(String.init))
+                // The default is `fit`: posts without conditions (all of these) come in `hot` order (FitSortTests).
+                let hot = try await Self.keys(server, sort: "hot")
+                let fit = try await server.json("GET", "/v1/feed?regionId=\(home)&regionOnly=true&limit=100")
+                #expect(fit.items.compactMap { $0["id"] as? String }.filter(ours.contains) == ids.sorted { (hot[String($0)]!, $0) > (hot[String($1)]!, $1) }.map(String.init))
             }
         }
     }

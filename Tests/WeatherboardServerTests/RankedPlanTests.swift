@@ -38,13 +38,7 @@ struct RankedPlanTests {
 
     @Test("every filter shape × top/hot × reader walks its index in score order, first page and after a cursor")
     func rankedPlans() async throws {
-        try await TestDatabase.migrated.value
-        let pool = TestDatabase.pool(size: 1)
-        defer { pool.shutdown() }
-        let failures: [String] = try await pool.withConnection { connection in
-            try connection.simpleQuery("BEGIN")
-            try connection.simpleQuery("SET LOCAL statement_timeout = '120s'")
-            defer { try? connection.simpleQuery("ROLLBACK") }
+        let failures: [String] = try await TestDatabase.inRolledBackTransaction(timeout: "120s") { connection in
             let authors = try connection.query("INSERT INTO accounts (display_name) VALUES ('rank-old'), ('rank-bulk') RETURNING id")
             let old = try authors[0].decode(Int.self, "id"), bulk = try authors[1].decode(Int.self, "id")
             try connection.execute(

@@ -1,0 +1,131 @@
+@testable import Board
+import Database
+import Foundation
+import Testing
+import Vocabulary
+
+/// The `fit` order's plans (`PostgresPostStore.fitPage`, sql/0022): every band walks its filter shape's `…_fit_idx`
+/// in `hot` order, no sequential scan, no sort but the merge of a group's walks (each at most a page), and the
+/// groups read in turn: when the band outside fills the page, the other walks never run.
+@Suite("Fit list plans")
+struct FitPlanTests {
+    /// The largest merge a `fit` page sorts: the walks of its biggest group (`otherBands` of an end band: six bands),
+    /// each a page; and a merged member or moderator page, two branches' pages.
+    static let largestMerge = 6 * 22
+
+    /// The `…_fit_idx` scans of an EXPLAIN (ANALYZE, BUFFERS) plan that touched more buffers than the rows they read
+    /// call for (a heap page a row, and their index pages): a walk that cannot stop at its band's end reads on
+    /// through index pages of other bands, which no row count shows.
+    static func wastefulWalks(_ plan: String) -> [String] {
+        var wasteful: [String] = []
+        var walk: (rows: Int, line: Substring)?
+        for line in plan.split(separator: "\n") {
+            if line.contains("->") || line.contains("Scan") {
+                walk = line.contains("_fit_idx") ? (line.range(of: "rows=").flatMap { Int(line[$0.upperBound...].prefix { $0.isNumber }) } ?? 0, line) : nil
+            }
+            // Rows a filter threw away were read too (`rowsSkipped` bounds those).
+            if let range = line.range(of: "Rows Removed by Filter: "), let removed = Int(line[range.upperBound...].trimmingCharacters(in: .whitespaces)) {
+                walk?.rows += removed
+            }
+            guard let current = walk, let range = line.range(of: "Buffers: shared ") else { continue }
+            let buffers = line[range.upperBound...].split(separator: " ").compactMap { part in
+                part.firstIndex(of: "=").flatMap { Int(part[part.index(after: $0)...]) }
+            }.reduce(0, +)
+            if buffers > 2 * current.rows + 10 { wasteful.append("\(buffers) buffers for \(current.rows) rows: \(current.line.trimmingCharacters(in: .whitespaces))") }
+            walk = nil
+        }
+        return wasteful
+    }
+
+    @Test("every filter shape × reader × group of the cursor walks the fit indexes band by band, reading about a page")
+    func fitPlans() async throws {
+        let failures: [String] = try await TestDatabase.inRolledBackTransaction(timeout: "120s", vacuumFirst: true) { connection in
+            let authors = try connection.query("INSERT INTO accounts (display_name) VALUES ('fit-old'), ('fit-bulk') RETURNING id")
+            let old = try authors[0].decode(Int.self, "id"), bulk = try authors[1].decode(Int.self, "id")
+            // Old posts over every band (a quarter without conditions), every shape.
+            try connection.execute(
+                """
+                INSERT INTO posts (author_id, region_id, weather_type, category, body, trusted_helpful_count, created_at,
+                                   conditions_weather_type, conditions_feels_like, conditions_band, conditions_observed_at)
+                SELECT \(old), (ARRAY[\(ListPlanTests.seoul)::bigint, \(ListPlanTests.busan)::bigint])[1 + i % 2],
+                       (ARRAY['clearSky','fewClouds','scatteredClouds','brokenClouds','showerRain','rain','thunderStorm','snow','mist'])[1 + i % 9],
+                       (ARRAY['food','place','music','outfit','activity'])[1 + i % 5], 'old ' || i, i % 7, now() - make_interval(hours => i % 500),
+                       c.weather, c.feels, c.band, c.observed
+                FROM generate_series(1, 4000) AS i
+                CROSS JOIN LATERAL (SELECT f AS feels, CASE WHEN f >= 28 THEN 'hot' WHEN f >= 23 THEN 'warm' WHEN f >= 20 THEN 'mild'
+                        WHEN f >= 17 THEN 'cool' WHEN f >= 12 THEN 'chilly' WHEN f >= 9 THEN 'cold' WHEN f >= 5 THEN 'veryCold' ELSE 'freezing' END AS band,
+                        'rain' AS weather, now() AS observed
+                    FROM (SELECT ((i * 7) % 45 - 10)::numeric(4,1) AS f) v WHERE i % 4 <> 0
+                    UNION ALL SELECT NULL, NULL, NULL, NULL WHERE i % 4 = 0) c
+                """
+            )
+            // The newest and best-marked posts are all of one other shape, and all `hot`: a walk that filters instead
+            // of seeking would read them first.
+            try connection.execute(
+                """
+                INSERT INTO posts (author_id, region_id, weather_type, category, body, trusted_helpful_count,
+                                   conditions_weather_type, conditions_feels_like, conditions_band, conditions_observed_at)
+                SELECT \(bulk), \(ListPlanTests.busan), 'clearSky', 'music', 'new ' || i, 50 + i % 100, 'clearSky', 31.5, 'hot', now()
+                FROM generate_series(1, 30000) AS i
+                """
+            )
+            try connection.execute("UPDATE posts SET status = 'hidden', hidden_reason = 'reports' WHERE author_id = \(bulk) AND id % 10 = 0")
+            try connection.simpleQuery("ANALYZE posts")
+            let middle = try connection.query(
+                "SELECT id, hot_score, conditions_band FROM posts WHERE author_id = \(old) AND conditions_band = 'cool' ORDER BY id LIMIT 1 OFFSET 50"
+            )[0]
+            let (id, score) = (try middle.decode(Int.self, "id"), try middle.decode(Double.self, "hot_score"))
+            // Resuming in each group of a `mild` walk (`cool` is a neighbour of `mild`; the row's group is the cursor's).
+            let afters: [PostSort.Position?] = [nil] + PostSort.FitGroup.allCases.map { .fit(band: .mild, group: $0, score: score, id: id) }
+            let readers: [(String, Viewer)] = [
+                ("anonymous", .anonymous), ("member", Viewer(accountID: old, isModerator: false)), ("moderator", Viewer(accountID: old, isModerator: true)),
+            ]
+            var failures: [String] = []
+            // And the shapes of the 30,000 `hot` posts themselves, where a band walk that does not stop at its band's end
+            // reads on into them.
+            let bulkShapes: [(PostQuery, String)] = [
+                (PostQuery(weatherType: .clearSky), "posts_public_weather"), (PostQuery(category: .music), "posts_public_category"),
+                (PostQuery(regionID: ListPlanTests.busan), "posts_public_region"), (PostQuery(weatherType: .clearSky, category: .music), "posts_public_wc"),
+                (PostQuery(weatherType: .clearSky, regionID: ListPlanTests.busan), "posts_public_rw"),
+            ]
+            for (base, index) in RankedPlanTests.cases + bulkShapes {
+                for after in afters {
+                    for (readerName, viewer) in readers {
+                        var query = base
+                        if query.authorID != nil { query.authorID = old }
+                        query.limit = 21
+                        query.sort = .fit
+                        query.fitBand = .mild
+                        query.after = after
+                        let plan = try ListPlanTests.genericPlan(
+                            PostgresPostStore.withMedia(PostgresPostStore.listQuery(query, viewer: viewer), viewer: viewer.accountID, sort: .fit),
+                            connection: connection, buffers: true
+                        )
+                        var problems: [String] = []
+                        if plan.contains("Seq Scan on posts") { problems.append("a sequential scan") }
+                        if RankedPlanTests.largestSort(plan) > Self.largestMerge { problems.append("a sort of \(RankedPlanTests.largestSort(plan)) rows") }
+                        if ListPlanTests.rowsSkipped(plan) > 1000 { problems.append("\(ListPlanTests.rowsSkipped(plan)) rows thrown away") }
+                        // Index pages the band walks read: a page or two each. A walk that cannot stop at its band's end
+                        // reads on through the 30,000 newer posts of other bands.
+                        problems += Self.wastefulWalks(plan)
+                        if plan.contains("Gather") { problems.append("a parallel plan (the groups must be read in turn)") }
+                        if viewer == .anonymous, !plan.contains("\(index)_fit_idx") { problems.append("not \(index)_fit_idx") }
+                        if !problems.isEmpty {
+                            failures.append("\(readerName) \(query) after \(String(describing: after)): \(problems.joined(separator: ", "))\n\(plan)")
+                        }
+                    }
+                }
+            }
+            // The band outside fills the page: the neighbours', the other bands' and the unconditioned walks never run.
+            var full = PostQuery(limit: 21)
+            full.sort = .fit
+            full.fitBand = .hot
+            let plan = try ListPlanTests.genericPlan(PostgresPostStore.withMedia(PostgresPostStore.listQuery(full, viewer: .anonymous), sort: .fit), connection: connection)
+            let walks = plan.split(separator: "\n").filter { $0.contains("Index Scan") || $0.contains("Index Only Scan") }.filter { $0.contains("_fit_idx") }
+            let idle = walks.filter { $0.contains("never executed") }
+            if walks.count != 9 || idle.count != 8 { failures.append("\(walks.count) band walks, \(idle.count) never executed (want 9 and 8)\n\(plan)") }
+            return failures
+        }
+        #expect(failures.isEmpty, "\(failures.count) plans:\n\(failures.prefix(4).joined(separator: "\n\n"))")
+    }
+}
