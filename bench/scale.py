@@ -116,7 +116,9 @@ def shapes():
     for reader, token in READERS:
         for name, q in FILTERS:
             out.append((f"{reader}, {name}", "/v1/posts?" + q, token))
-        out.append((f"{reader}, feed", f"/v1/feed?regionId={SEOUL}", token))
+        out.append((f"{reader}, feed (fit)", f"/v1/feed?regionId={SEOUL}", token))
+        out.append((f"{reader}, sort=hot", "/v1/posts?sort=hot", token))
+        out.append((f"{reader}, outfit posts (fit)", f"/v1/regions/{SEOUL}/outfit", token))
         # The second page of the unfiltered list, from the first page's cursor.
         cursor = http("GET", "/v1/posts", token=token)["nextCursor"]
         out.append((f"{reader}, no filter, page 2", f"/v1/posts?cursor={cursor}", token))
