@@ -132,13 +132,12 @@ public struct PostService: Sendable {
         return authorID == viewer.accountID
     }
 
-    /// The author of a post `viewer` may see, for the calls that only act on it (helpful marks): the post's own row,
-    /// without the author, region and images a read joins. `notFound` as `post(id:viewer:)`.
-    func authorOfVisiblePost(id: Int, viewer: Viewer) async throws -> Int {
-        guard let (authorID, status, deleted) = try await store.access(id: id),
-              Self.canSee(authorID: authorID, status: status, deleted: deleted, viewer: viewer)
-        else { throw BoardError.notFound("post") }
-        return authorID
+    /// Refuses a post `viewer` may not see, for the calls that only act on it (helpful marks), from the post's own
+    /// row (`PostAccess`), without the author, region and images a read joins. `notFound` as `post(id:viewer:)`.
+    static func requireVisible(_ access: PostAccess, viewer: Viewer) throws {
+        guard canSee(authorID: access.authorID, status: access.status, deleted: access.deleted, viewer: viewer) else {
+            throw BoardError.notFound("post")
+        }
     }
 
     public func list(_ query: PostQuery, viewer: Viewer) async throws -> PostPage {
@@ -171,19 +170,20 @@ public struct PostService: Sendable {
     /// caller can't see (404). Idempotent; only a new mark is charged to the caller's allowance.
     public func markHelpful(id: Int, by identity: Identity) async throws -> HelpfulState {
         try identity.requireNotBanned()
-        let authorID = try await authorOfVisiblePost(id: id, viewer: Viewer(identity))
-        guard authorID != identity.accountID else { throw BoardError.forbidden("you cannot mark your own post helpful") }
+        let (viewer, me) = (Viewer(identity), identity.accountID)
         let policy: RateLimitPolicy = identity.account.kind == .anonymous ? .anonymousMarks : .registeredMarks
         return try await store.markHelpful(
-            postID: id, accountID: identity.accountID, trustAgeSeconds: trustAgeSeconds,
-            admission: Admission(rateLimiter, policy, subject: "\(identity.accountID)")
-        )
+            postID: id, accountID: me, trustAgeSeconds: trustAgeSeconds, admission: Admission(rateLimiter, policy, subject: "\(me)")
+        ) { access in
+            try Self.requireVisible(access, viewer: viewer)
+            guard access.authorID != me else { throw BoardError.forbidden("you cannot mark your own post helpful") }
+        }
     }
 
     /// Takes the caller's mark off a post it can see (404 otherwise). Idempotent.
     public func unmarkHelpful(id: Int, by identity: Identity) async throws -> HelpfulState {
-        _ = try await authorOfVisiblePost(id: id, viewer: Viewer(identity))
-        return try await store.unmarkHelpful(postID: id, accountID: identity.accountID)
+        let viewer = Viewer(identity)
+        return try await store.unmarkHelpful(postID: id, accountID: identity.accountID) { try Self.requireVisible($0, viewer: viewer) }
     }
 
     /// The role of an account (for ban rules); `notFound` if there is none.

@@ -13,7 +13,7 @@ import Vocabulary
 /// - `fit`: for a reader outside in a band (`PostQuery.fitBand`), the posts of that band first, then of its
 ///   neighbours, then of the other bands, then those without conditions (`FitGroup`), each group in `hot` order.
 ///   Each band is walked by itself (`p.conditions_band = $b`, the `…_fit_idx` indexes of sql/0022, in `hot` order),
-///   the walks of a group merged, the groups read in turn until the page is full (`PostgresPostStore.fitWalks`).
+///   the walks of a group merged, the groups read in turn until the page is full (`PostgresPostStore.fitList`).
 ///   Cursor `f1:<band>:<group>:<bits of the score>:<id>`: the band the walk started in travels with it, so a walk
 ///   begun in a `mild` afternoon ends in `mild` order even if the band outside changes between two pages.
 ///
@@ -52,14 +52,6 @@ public enum PostSort: String, Sendable, CaseIterable {
         }
 
         public static func < (a: FitGroup, b: FitGroup) -> Bool { a.rawValue < b.rawValue }
-    }
-
-    /// Whether `a` comes before `b` in the `fit` order for a reader in `outside`: group, then `hot`.
-    public static func fitPrecedes(_ a: Post, _ b: Post, outside: FeelsLikeBand) -> Bool {
-        let (ga, gb) = (FitGroup(band: a.conditions?.band, outside: outside), FitGroup(band: b.conditions?.band, outside: outside))
-        if ga != gb { return ga < gb }
-        if a.hotScore != b.hotScore { return a.hotScore > b.hotScore }
-        return a.id > b.id
     }
 
     /// What a cursor of this order resumes after.
@@ -124,7 +116,7 @@ public enum PostSort: String, Sendable, CaseIterable {
         case .new: "p.id DESC"
         case .top: "p.trusted_helpful_count DESC, p.id DESC"
         case .hot: "p.hot_score DESC, p.id DESC"
-        // One band's walk (`PostgresPostStore.fitWalks`): the band is an equality, its walk in `hot` order.
+        // One band's walk (`PostgresPostStore.fitGroupQuery`): the band is an equality, its walk in `hot` order.
         case .fit: "p.conditions_band, p.hot_score DESC, p.id DESC"
         }
     }
@@ -138,8 +130,8 @@ public enum PostSort: String, Sendable, CaseIterable {
         }
     }
 
-    /// The order of rows already chosen (`alias.score DESC, alias.id DESC`); a `fit` page is put in its groups'
-    /// order afterwards (`fitPrecedes`).
+    /// The order of rows already chosen (`alias.score DESC, alias.id DESC`); a `fit` page is one group's, in `hot`
+    /// order (`PostgresPostStore.fitList` reads the groups in turn).
     func order(of alias: String) -> String {
         guard let score = scoreColumn else { return "\(alias).id DESC" }
         return "\(alias).\(score) DESC, \(alias).id DESC"

@@ -5,8 +5,6 @@ public protocol PostStore: Sendable {
     func create(authorID: Int, post: NewPost, status: PostStatus, idempotency: IdempotencyKey?, admission: Admission) async throws -> (Post, replayed: Bool)
     /// Any post by id, deleted or not; `helpedByMe` for `viewer` (false for nil).
     func post(id: Int, viewer: Int?) async throws -> Post?
-    /// What decides who may see post `id` (its author, status, and whether it is deleted); nil when there is none.
-    func access(id: Int) async throws -> (authorID: Int, status: PostStatus, deleted: Bool)?
     /// A page of posts the viewer may see in lists, newest first.
     func list(_ query: PostQuery, viewer: Viewer) async throws -> [Post]
     /// The author's own posts of every status, deleted ones excepted.
@@ -26,10 +24,14 @@ public protocol PostStore: Sendable {
     func accountRole(_ accountID: Int) async throws -> Role?
     /// Marks a post helpful, once per account: a new mark is charged to `admission` in its transaction, a repeat is
     /// free. The mark counts toward ranking when the account is trusted (registered, or anonymous and older than
-    /// `trustAgeSeconds`) and not banned. Throws `notFound` when the post is deleted or the account gone.
-    func markHelpful(postID: Int, accountID: Int, trustAgeSeconds: Int, admission: Admission) async throws -> HelpfulState
-    /// Takes the account's mark off the post, if any.
-    func unmarkHelpful(postID: Int, accountID: Int) async throws -> HelpfulState
+    /// `trustAgeSeconds`) and not banned. `check` decides, in the same transaction, from what decides who may see
+    /// the post (`access`), whether the account may mark it (it throws to refuse). Throws `notFound` when there is
+    /// no such post, or it is deleted, or the account gone.
+    func markHelpful(
+        postID: Int, accountID: Int, trustAgeSeconds: Int, admission: Admission, check: @escaping @Sendable (PostAccess) throws -> Void
+    ) async throws -> HelpfulState
+    /// Takes the account's mark off the post, if any, once `check` allows it (as for `markHelpful`).
+    func unmarkHelpful(postID: Int, accountID: Int, check: @escaping @Sendable (PostAccess) throws -> Void) async throws -> HelpfulState
 }
 
 extension PostStore {

@@ -1,62 +1,51 @@
 import Database
 import Vocabulary
 
-/// The `fit` page (CONTRACT §9, `PostSort.fit`) of one branch of a reader's view.
+/// The `fit` list (CONTRACT §9, `PostSort.fit`): the groups of the order read in turn, one statement each, until the
+/// page is full.
 ///
-/// Which group a post is in depends on the band outside, which no stored column can know, so the page is walked
-/// band by band: each band's posts are one index walk in `hot` order (`p.conditions_band = $b`, on the filter
-/// shape's `…_fit_idx` of sql/0022; `IS NULL` for the posts without conditions), the walks of a group are merged
-/// by score, and the groups are read in turn:
+/// Which group a post is in depends on the band outside, which no stored column can know, so a group is walked band
+/// by band: each band's posts are one index walk in `hot` order (`p.conditions_band = $b`, on the filter shape's
+/// `…_fit_idx` of sql/0022; `IS NULL` for the posts without conditions), and the walks of a group (and of the
+/// reader's branches) are merged by score (`listQuery` with one condition per band). The first group is one band:
+/// when it fills the page, as it does on a board of any size, a page is one statement with one walk, the cost of a
+/// `hot` page. A sparse group costs one more statement, with at most a page read per walk, so a page costs the same
+/// at 10M posts as at 10k. After a cursor the groups before its group are left out, and its group's walks start
+/// strictly after its `(score, id)`.
 ///
-///     SELECT id, score, grp FROM (
-///         (group 0: the band outside, its walk, a page)
-///         UNION ALL (group 1: the neighbours' walks merged, a page)
-///         UNION ALL (group 2: the other bands' walks merged, a page)
-///         UNION ALL (group 3: the posts without conditions, a page)
-///     ) fit LIMIT $n
-///
-/// A walk's filters are equalities and its band the one range (`conditions_band >= $b AND conditions_band <= $b`, read
-/// in the order `PostSort.fit.orderKey` names), so only a `…_fit_idx` yields the order, and the scan starts at the
-/// band and stops at its end: with the range on a filter column instead, PostgreSQL cannot stop a scan at the end of
-/// a later column's value, and the walk of a band with fewer posts than a page would read on through every entry of
-/// the shape after it.
-///
-/// The outer `LIMIT` over a plain `Append` stops as soon as the page is full: when the band outside fills the page,
-/// the other eight walks never run (`FitPlanTests` holds the plan to that shape). Every walk reads at most a page,
-/// so a page costs the same at 10M posts as at 10k. After a cursor, the groups before its group are left out and
-/// its group's walks start strictly after its `(score, id)`.
+/// A walk's filters are equalities and its band too, written in the order `PostSort.fit.orderKey` names, so the
+/// scan starts at the band (and after the cursor) and stops at its end. With a filter column written as a range
+/// instead (`rangeColumn`, as the other orders do), PostgreSQL cannot stop a scan at the end of a later column's
+/// value, and the walk of a band with fewer posts than a page reads on through every entry of the shape after it
+/// (`FitPlanTests`).
 extension PostgresPostStore {
-    static func fitPage(_ branch: Branch, _ query: PostQuery, blocker: Int?) -> SQLQuery {
-        let outside: FeelsLikeBand
-        var start = PostSort.FitGroup.sameBand
-        var position: PostSort.Position?
-        if case .fit(let band, let group, _, _)? = query.after {
-            (outside, start, position) = (band, group, query.after)
-        } else {
-            outside = query.fitBand ?? .mild
-        }
-        var sql: SQLQuery = "SELECT id, score, grp FROM ("
+    func fitList(_ query: PostQuery, viewer: Viewer) async throws -> [Post] {
+        let (outside, start) = Self.fitStart(query)
+        var posts: [Post] = []
         for group in PostSort.FitGroup.allCases where group >= start {
-            if group > start { sql.append(" UNION ALL ") }
-            var walkQuery = query
-            walkQuery.after = group == start ? position : nil
-            var merged: SQLQuery = "SELECT id, score, \(raw: String(group.rawValue)) AS grp FROM ("
-            for (index, band) in group.bands(outside: outside).enumerated() {
-                if index > 0 { merged.append(" UNION ALL ") }
-                let condition: SQLQuery = band.map { " AND p.conditions_band = \($0.rawValue)" } ?? " AND p.conditions_band IS NULL"
-                merged.append("(")
-                merged.append(
-                    Self.branch(branch, walkQuery, head: "SELECT p.id, p.hot_score AS score FROM posts p", blocker: blocker, condition: condition)
-                        .page(limit: query.limit)
-                )
-                merged.append(")")
-            }
-            merged.append(") walks ORDER BY score DESC, id DESC")
-            sql.append("(")
-            sql.append(merged.page(limit: query.limit))
-            sql.append(")")
+            var part = query
+            part.after = group == start ? query.after : nil
+            part.limit = query.limit - posts.count
+            posts += try Self.posts(
+                await database.query(Self.withMedia(Self.fitGroupQuery(group, outside: outside, part, viewer: viewer), viewer: viewer.accountID, sort: .fit))
+            )
+            if posts.count >= query.limit { break }
         }
-        sql.append(") groups")
-        return sql.page(limit: query.limit)
+        return posts
+    }
+
+    /// The band the walk ranks for and the group it starts in: its cursor's, or the band outside from the first group.
+    static func fitStart(_ query: PostQuery) -> (FeelsLikeBand, PostSort.FitGroup) {
+        if case .fit(let band, let group, _, _)? = query.after { return (band, group) }
+        // `PostService.list` refuses a `fit` list without a band; `.mild` only keeps this total.
+        return (query.fitBand ?? .mild, .sameBand)
+    }
+
+    /// One group's page: its bands' walks for every branch of the reader's view, merged in `hot` order.
+    static func fitGroupQuery(_ group: PostSort.FitGroup, outside: FeelsLikeBand, _ query: PostQuery, viewer: Viewer) -> SQLQuery {
+        let conditions = group.bands(outside: outside).map { band -> SQLQuery in
+            band.map { " AND p.conditions_band = \($0.rawValue)" } ?? " AND p.conditions_band IS NULL"
+        }
+        return listQuery(query, viewer: viewer, conditions: conditions)
     }
 }

@@ -83,44 +83,32 @@ extension PostgresPostStore {
     }
 
     public func list(_ query: PostQuery, viewer: Viewer) async throws -> [Post] {
-        var posts = try Self.posts(await database.query(Self.withMedia(Self.listQuery(query, viewer: viewer), viewer: viewer.accountID, sort: query.sort)))
-        // The statement chose the page in `fit` order; its rows come back in `hot` order, put in their groups here.
-        if query.sort == .fit, let outside = query.fitBand { posts.sort { PostSort.fitPrecedes($0, $1, outside: outside) } }
-        return posts
+        if query.sort == .fit { return try await fitList(query, viewer: viewer) }
+        return try Self.posts(await database.query(Self.withMedia(Self.listQuery(query, viewer: viewer), viewer: viewer.accountID, sort: query.sort)))
     }
 
-    /// The one statement behind `list` (the plan tests EXPLAIN it): one branch per part of the reader's view
-    /// (`Branch`, `branches(for:)`), each walking one index in the sort's order and reading a page (`SQLQuery.page`),
-    /// merged by the sort's key. An anonymous reader's single branch is the page itself.
-    static func listQuery(_ query: PostQuery, viewer: Viewer) -> SQLQuery {
-        let branches = Self.branches(for: viewer)
-        // The final order of the chosen rows: a `fit` page is put in its groups' order after (`list`).
-        let finalOrder = query.sort == .fit ? PostSort.hot.orderKey : query.sort.orderKey
-        guard branches.count > 1 else {
-            if query.sort == .fit {
-                return SQLQuery(stringLiteral: Self.select + " WHERE p.id IN (SELECT id FROM (") + Self.fitPage(.visible, query, blocker: nil)
-                    + SQLQuery(stringLiteral: ") fit) ORDER BY " + finalOrder)
-            }
-            return Self.branch(.visible, query, head: Self.select, blocker: nil).page(limit: query.limit)
+    /// The one statement behind `list` (the plan tests EXPLAIN it): one walk per part of the reader's view
+    /// (`Branch`, `branches(for:)`) and per `condition` (a `fit` group's bands: `fitGroupQuery`), each walking one
+    /// index in the sort's order and reading a page (`SQLQuery.page`), merged by the sort's key. A single walk (an
+    /// anonymous reader's, of one condition) is the page itself.
+    static func listQuery(_ query: PostQuery, viewer: Viewer, conditions: [SQLQuery] = [""]) -> SQLQuery {
+        let walks = Self.branches(for: viewer).flatMap { branch in conditions.map { (branch, $0) } }
+        guard walks.count > 1 else {
+            return Self.branch(.visible, query, head: Self.select, blocker: nil, condition: conditions.first ?? "").page(limit: query.limit)
         }
-        // A ranked page merges its branches by score (and a `fit` page by group first), so the candidates carry them.
+        // A ranked page merges its walks by score, so the candidates carry it.
         let candidate = query.sort.scoreColumn.map { "SELECT p.id, p.\($0) AS score FROM posts p" } ?? "SELECT p.id FROM posts p"
         var sql: SQLQuery = "WITH ids AS (("
-        for (index, branch) in branches.enumerated() {
+        for (index, (branch, condition)) in walks.enumerated() {
             if index > 0 { sql.append(") UNION ALL (") }
-            if query.sort == .fit {
-                sql.append(Self.fitPage(branch, query, blocker: viewer.accountID))
-            } else {
-                sql.append(Self.branch(branch, query, head: candidate, blocker: viewer.accountID).page(limit: query.limit))
-            }
+            sql.append(Self.branch(branch, query, head: candidate, blocker: viewer.accountID, condition: condition).page(limit: query.limit))
         }
         // The page is chosen among the ids alone; only its posts are joined with their authors and regions (joining
         // every candidate, up to twice the page, and keeping half was half of the join wasted on every signed-in list).
-        let merge = query.sort == .fit ? "grp, score DESC, id DESC" : query.sort.scoreColumn == nil ? "id DESC" : "score DESC, id DESC"
-        var page = SQLQuery(stringLiteral: "SELECT id FROM ids ORDER BY " + merge)
+        var page = SQLQuery(stringLiteral: "SELECT id FROM ids ORDER BY " + (query.sort.scoreColumn == nil ? "id DESC" : "score DESC, id DESC"))
         page = page.page(limit: query.limit)
         sql.append(")) ")
-        sql.append(SQLQuery(stringLiteral: Self.select + " WHERE p.id IN (") + page + SQLQuery(stringLiteral: " ) ORDER BY " + finalOrder))
+        sql.append(SQLQuery(stringLiteral: Self.select + " WHERE p.id IN (") + page + SQLQuery(stringLiteral: " ) ORDER BY " + query.sort.orderKey))
         return sql
     }
 
@@ -148,7 +136,7 @@ extension PostgresPostStore {
         switch branch {
         case .visible, .unlisted:
             sql.append(branch == .visible ? " WHERE p.status = 'visible' AND p.deleted_at IS NULL" : " WHERE p.status <> 'visible' AND p.deleted_at IS NULL")
-            // A `fit` walk's range is its band (`fitPage`): every filter before it stays an equality.
+            // A `fit` walk's filters stay equalities, with its band (`PostgresPostStore+Fit.swift`).
             sql.append(Self.filters(query, walking: query.sort == .fit ? nil : Self.rangeColumn(query)))
             sql.append(condition)
             if let blocker { sql.append(Self.notBlocked(by: blocker, author: query.authorID)) }

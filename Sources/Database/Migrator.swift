@@ -3,7 +3,9 @@ import Logging
 
 /// Applies the numbered SQL files of a directory (`0001_name.sql`, `0002_…`) in order, each once, each in
 /// its own transaction, recording its SHA-256 in `schema_migrations`. Concurrent runs are serialized by an
-/// advisory lock. A file that changed after it was applied is refused.
+/// advisory lock. A file that changed after it was applied is refused. A file that starts with
+/// `-- migrate: online` runs statement by statement outside a transaction (`Migrator+Online.swift`), so it can
+/// build indexes `CONCURRENTLY` while the board keeps writing.
 public struct Migrator: Sendable {
     public struct Migration: Sendable, Equatable {
         public var version: Int
@@ -24,6 +26,8 @@ public struct Migrator: Sendable {
 
     /// Arbitrary, fixed key for `pg_advisory_lock`: "wbmigrat" in ASCII.
     static let lockKey: Int = 0x7762_6d69_6772_6174
+    /// How long a run waits between two tries of the migration lock while another instance migrates.
+    static let lockRetrySeconds = 0.1
 
     public let migrations: [Migration]
 
@@ -96,7 +100,13 @@ public struct Migrator: Sendable {
                 "SELECT set_config('statement_timeout', \(statementTimeout), false), set_config('lock_timeout', \(lockTimeout), false)"
             )
         }
-        try connection.query("SELECT pg_advisory_lock(\(lockKey))")
+        // Taken by trying, not by waiting: a session waiting inside `pg_advisory_lock` holds a snapshot, and the
+        // holder's `CREATE INDEX CONCURRENTLY` (an online migration) waits for every older snapshot; PostgreSQL then
+        // finds the deadlock and kills one of the two (seen with two instances migrating at once). Between tries a
+        // waiting instance holds none; on this connection's own thread, and a cancelled run's next try fails at once.
+        while try !connection.query("SELECT pg_try_advisory_lock(\(lockKey)) AS locked")[0].decode(Bool.self, "locked") {
+            Thread.sleep(forTimeInterval: Self.lockRetrySeconds)
+        }
         defer { connection.restoreSession("SELECT pg_advisory_unlock(\(lockKey))") }
 
         try connection.simpleQuery("""
@@ -124,9 +134,14 @@ public struct Migrator: Sendable {
                 outcome.alreadyApplied += 1
                 continue
             }
-            try connection.transaction { connection in
-                try connection.simpleQuery(migration.sql)
+            if migration.isOnline {
+                try Self.applyOnline(migration, on: connection)
                 try connection.execute("INSERT INTO schema_migrations (version, name, checksum) VALUES (\(migration.version), \(migration.name), \(checksum))")
+            } else {
+                try connection.transaction { connection in
+                    try connection.simpleQuery(migration.sql)
+                    try connection.execute("INSERT INTO schema_migrations (version, name, checksum) VALUES (\(migration.version), \(migration.name), \(checksum))")
+                }
             }
             logger.info("applied migration", metadata: ["migration": "\(migration.name)"])
             outcome.applied.append(migration.name)

@@ -119,4 +119,84 @@ struct MigratorTests {
         let found = Migrator.locateDirectory(environment: ["WEATHERBOARD_SQL_DIR": sql.path])
         #expect(found?.path == sql.path)
     }
+
+    @Test("an online migration builds its indexes CONCURRENTLY, statement by statement, and finishes one a failed run left invalid")
+    func online() async throws {
+        try await TestDatabase.withScratchDatabase { url in
+            let pool = PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: 1))
+            defer { pool.shutdown() }
+            let table = Migrator.Migration(version: 1, name: "0001_t.sql", sql: "CREATE TABLE t (x int); INSERT INTO t VALUES (1), (1), (2);")
+            let index = Migrator.Migration(
+                version: 2, name: "0002_t_index.sql",
+                sql: """
+                    -- migrate: online
+                    -- a comment; and a statement over two lines
+                    CREATE INDEX CONCURRENTLY IF NOT EXISTS t_x_idx
+                        ON t (x);
+                    CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS t_x_key ON t (x);
+                    """
+            )
+            // The unique build fails on the duplicate and leaves an INVALID t_x_key behind; nothing is recorded.
+            await #expect(throws: PostgresError.self) { try await Migrator(migrations: [table, index]).run(on: pool, logger: logger) }
+            let valid = "SELECT c.relname AS name, i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname LIKE 't_x_%' ORDER BY 1"
+            #expect(try await pool.query(SQLQuery(unsafeSQL: valid)).map { "\(try $0.decode(String.self, "name")) \(try $0.decode(Bool.self, "valid"))" } == ["t_x_idx true", "t_x_key false"])
+            #expect(try await pool.query("SELECT count(*) AS n FROM schema_migrations")[0].decode(Int.self, "n") == 1)
+            // The data mended, the next run drops the invalid index and builds it again.
+            _ = try await pool.execute("DELETE FROM t WHERE ctid = (SELECT max(ctid) FROM t WHERE x = 1)")
+            let outcome = try await Migrator(migrations: [table, index]).run(on: pool, logger: logger)
+            #expect(outcome.applied == ["0002_t_index.sql"])
+            #expect(try await pool.query(SQLQuery(unsafeSQL: valid)).map { "\(try $0.decode(String.self, "name")) \(try $0.decode(Bool.self, "valid"))" } == ["t_x_idx true", "t_x_key true"])
+            // A function body is no plain statement: such a file is refused before anything runs.
+            let body = Migrator.Migration(version: 3, name: "0003_f.sql", sql: "-- migrate: online\nCREATE FUNCTION f() RETURNS int LANGUAGE sql AS $$ SELECT 1; $$;\n")
+            await #expect(throws: PostgresError.self) { try await Migrator(migrations: [table, index, body]).run(on: pool, logger: logger) }
+        }
+    }
+
+    @Test("the repository's online migrations hold only statements the online runner can split")
+    func repositoryOnlineMigrations() throws {
+        let sql = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("sql")
+        for migration in try Migrator(directory: sql).migrations where migration.isOnline {
+            let statements = try migration.onlineStatements()
+            #expect(!statements.isEmpty)
+            for statement in statements where statement.contains("INDEX") {
+                #expect(Migrator.Migration.concurrentIndexName(statement) != nil, "\(migration.name): \(statement)")
+            }
+        }
+    }
+
+    @Test("instances migrating at once while one builds an index CONCURRENTLY all finish: no deadlock, applied once")
+    func onlineWhileOthersWait() async throws {
+        try await TestDatabase.withScratchDatabase { url in
+            let holder = PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: 1))
+            defer { holder.shutdown() }
+            let blocker = 0x6f6e_6c69_6e65  // held by the test until every run is in
+            _ = try await holder.query("SELECT pg_advisory_lock(\(blocker))")
+            let migrations = [
+                Migrator.Migration(version: 1, name: "0001_t.sql", sql: "CREATE TABLE t (x int);"),
+                Migrator.Migration(
+                    version: 2, name: "0002_t_index.sql",
+                    sql: "-- migrate: online\nSELECT pg_advisory_lock(\(blocker));\nSELECT pg_advisory_unlock(\(blocker));\nCREATE INDEX CONCURRENTLY IF NOT EXISTS t_x_idx ON t (x);\n"
+                ),
+            ]
+            let runs = (0..<3).map { _ in
+                Task {
+                    let pool = PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: 1, statementTimeoutMilliseconds: 60_000))
+                    defer { pool.shutdown() }
+                    return try await Migrator(migrations: migrations).run(on: pool, logger: Logger(label: "test"))
+                }
+            }
+            // One run holds the migration lock and waits for the blocker; the other two are at the migration lock (its key
+            // a bind parameter: trying it, or before, queued on it).
+            let waiting = SQLQuery(
+                unsafeSQL: "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND (query LIKE '%try_advisory_lock(%' OR query LIKE '%advisory_lock($1)%')"
+            )
+            while try await holder.query(waiting)[0].decode(Int.self, "n") < 2 {}
+            _ = try await holder.query("SELECT pg_advisory_unlock(\(blocker))")
+            var applied = 0
+            for run in runs { applied += try await run.value.applied.count }
+            #expect(applied == 2)
+            #expect(try await holder.query("SELECT count(*) AS n FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 't_x_idx' AND i.indisvalid")[0].decode(Int.self, "n") == 1)
+        }
+    }
 }

@@ -118,9 +118,12 @@ struct FitSortTests {
                     fake.setBody(openMeteoBody(feelsLike: 31.0, weatherCode: 61), for: .openMeteo)
                     rig.clock.advance(seconds: 3600)
                 })
-                #expect(seen == (try await Self.fitOrder(server, ids, outside: "mild")))
+                // (The region's posts of earlier runs of this test come in the same walks; ours keep their order.)
+                let mild = try await Self.fitOrder(server, ids, outside: "mild")
+                #expect(seen.filter(Set(ids).contains) == mild)
                 let fresh = try await Self.walk(server, "/v1/feed?regionId=\(region)&regionOnly=true&limit=4")
-                #expect(fresh == (try await Self.fitOrder(server, ids, outside: "hot")))
+                let hot = try await Self.fitOrder(server, ids, outside: "hot")
+                #expect(fresh.filter(Set(ids).contains) == hot && hot != mild)
             }
         }
     }

@@ -48,18 +48,21 @@ struct OutfitTests {
                 #expect(carry.first?["name"] as? String == "Umbrella")
                 #expect((guide.object["region"] as? [String: Any])?["id"] as? String == String(hot))
                 #expect((guide.object["currentWeather"] as? [String: Any])?["feelsLike"] as? Double == 28)
-                // Outfit posts only (from every region: other tests' too), newest first, paged by cursor.
+                // Outfit posts only (from every region: other tests' too), ranked by fit, paged by cursor.
                 let all = try await server.json("GET", "/v1/regions/\(hot)/outfit?limit=100")
                 let items = try #require((all.object["posts"] as? [String: Any])?["items"] as? [[String: Any]])
                 #expect(items.allSatisfy { $0["category"] as? String == "outfit" })
                 let mine = items.filter { ($0["author"] as? [String: Any])?["id"] as? String == author.id }.compactMap { $0["id"] as? String }
                 #expect(mine == outfitPosts.reversed())
                 #expect(!mine.contains(food))
-                let posts = try #require(guide.object["posts"] as? [String: Any])
+                #expect(try #require((guide.object["posts"] as? [String: Any])?["items"] as? [[String: Any]]).count == 2)
+                // Paged newest first with sort=new (the default order, fit, is FitSortTests').
+                let newest = try await server.json("GET", "/v1/regions/\(hot)/outfit?limit=2&sort=new")
+                let posts = try #require(newest.object["posts"] as? [String: Any])
                 let first = try #require(posts["items"] as? [[String: Any]]).compactMap { $0["id"] as? String }
                 #expect(first.count == 2)
                 let cursor = try #require(posts["nextCursor"] as? String)
-                let rest = try await server.json("GET", "/v1/regions/\(hot)/outfit?limit=2&cursor=\(cursor)")
+                let rest = try await server.json("GET", "/v1/regions/\(hot)/outfit?limit=2&sort=new&cursor=\(cursor)")
                 let restIDs = ((rest.object["posts"] as? [String: Any])?["items"] as? [[String: Any]])?.compactMap { $0["id"] as? String } ?? []
                 #expect(!restIDs.isEmpty && Set(restIDs).isDisjoint(with: first))
                 #expect(restIDs.compactMap { Int($0) }.allSatisfy { $0 < first.compactMap { Int($0) }.min()! })
