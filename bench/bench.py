@@ -26,8 +26,11 @@ URL = sh(PG, "url", DB).strip()
 def psql(sql):
     return sh("psql", "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", URL, "-c", sql).strip()
 
+# The feed needs a weather provider: the fake open-meteo, answering at once (8.5 °C feels-like, rain: `veryCold`).
+fake = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "fake_weather.py"), "0", "0"], stdout=subprocess.PIPE, text=True)
+fake_port = int(fake.stdout.readline().strip())
 env = dict(os.environ, DATABASE_URL=URL, PORT=str(PORT), RATE_LIMITS="off", LOG_LEVEL="warning", **({"DB_POOL_SIZE": os.environ["DB_POOL_SIZE"]} if "DB_POOL_SIZE" in os.environ else {}),
-           WEATHER_PROVIDER="none")
+           WEATHER_PROVIDER="open-meteo", WEATHER_BASE_URL=f"http://127.0.0.1:{fake_port}")
 sh(BIN, "migrate", env=env)
 server = subprocess.Popen([BIN, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=open(os.path.join(RESULTS, "server.log"), "w"))
 
@@ -96,11 +99,18 @@ def route(name, path, sql=None, script=None, defines=None, env_extra=None):
 # ---- data: accounts and posts --------------------------------------------------------------------
 anon = http("POST", "/v1/accounts")
 TOKEN, ME = anon["token"], anon["account"]["id"]
-psql(f"""INSERT INTO posts (author_id, region_id, weather_type, category, title, body)
+# Conditions on three posts in four, their feels-like spread over every band (CONTRACT §9; as bench/sql/seed_scale.sql).
+psql(f"""INSERT INTO posts (author_id, region_id, weather_type, category, title, body,
+                   conditions_weather_type, conditions_feels_like, conditions_band, conditions_observed_at)
 SELECT {ME}, (ARRAY[1835848,1838524,1843564,1835329,1846266])[1 + i % 5],
        (ARRAY['clearSky','fewClouds','scatteredClouds','brokenClouds','showerRain','rain','thunderStorm','snow','mist'])[1 + i % 9],
-       (ARRAY['food','place','music','outfit','activity'])[1 + i % 5], 'title ' || i, '비 오는 날 추천 ' || i
-FROM generate_series(1, 10000) AS i""")
+       (ARRAY['food','place','music','outfit','activity'])[1 + i % 5], 'title ' || i, '비 오는 날 추천 ' || i,
+       CASE WHEN f.feels IS NOT NULL THEN 'rain' END, f.feels,
+       CASE WHEN f.feels >= 28 THEN 'hot' WHEN f.feels >= 23 THEN 'warm' WHEN f.feels >= 20 THEN 'mild' WHEN f.feels >= 17 THEN 'cool'
+            WHEN f.feels >= 12 THEN 'chilly' WHEN f.feels >= 9 THEN 'cold' WHEN f.feels >= 5 THEN 'veryCold' WHEN f.feels IS NOT NULL THEN 'freezing' END,
+       CASE WHEN f.feels IS NOT NULL THEN now() END
+FROM generate_series(1, 10000) AS i
+CROSS JOIN LATERAL (SELECT CASE WHEN i % 4 <> 3 THEN (((i * 13) % 450) - 100) / 10.0 END::numeric(4,1) AS feels) f""")
 # Two images on every 'mist' post (CONTRACT §8): the list of 20 posts with 2 images each (issue #15).
 psql(f"""INSERT INTO media (owner_id, post_id, position, storage_key, width, height, byte_size, preview_byte_size, blurhash, alt)
 SELECT {ME}, p.id, k, md5(p.id::text || '-' || k), 2048, 1536, 412345, 41234, 'LEHV6nWB2yk8pyo0adR*.7kCMdnj', '창밖의 안개 ' || k
@@ -161,8 +171,11 @@ request = function()
 end
 """)
 marker_hash = psql(f"SELECT encode(sha256(convert_to('{markers[0]['token']}', 'UTF8')), 'hex')")
+FEED_FIT = open(os.path.join(ROOT, "bench", "sql", "feed_fit.sql")).read()
+http("GET", "/v1/regions/1835848/weather")  # Seoul's weather in the server's memory: the feed's weather is a cache hit
 def issue20_routes():
     route("GET /v1/posts?weatherType=rain&sort=hot", "/v1/posts?weatherType=rain&sort=hot", sql=LIST_POSTS_HOT, defines={"wt": "rain", "lim": 21})
+    route("GET /v1/feed?regionId=1835848 (fit)", "/v1/feed?regionId=1835848", sql=FEED_FIT, defines={"wt": "rain", "band": "veryCold", "lim": 21})
     route("PUT /v1/posts/{id}/helpful (new marks)", "/v1/posts/1/helpful", sql=MARK_HELPFUL, script=helpful_lua,
           env_extra={"TOKENS": ",".join(m["token"] for m in markers)},
           defines={"token_hash": marker_hash, "amin": marker_ids[0], "amax": marker_ids[-1], "maxpost": int(POST_ID) - 1})
@@ -178,6 +191,7 @@ if os.environ.get("BENCH_CORE") == "1":
         issue20_routes()
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=30)
+    fake.kill()
     print()
     route_table(health["rps"])
     sys.exit(0)
@@ -294,6 +308,7 @@ print(f"  one purger pass (weatherboard purge, process start included): {purge_m
 peak = rss_kb("VmHWM")
 server.send_signal(signal.SIGTERM)
 code = server.wait(timeout=30)
+fake.kill()
 
 # ---- table ------------------------------------------------------------------------------------------------
 H = health["rps"]

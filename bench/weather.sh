@@ -3,7 +3,7 @@
 #
 #   BASE_URL=http://127.0.0.1:18080 DATABASE_URL=postgresql://… SERVER_PID=<pid> bench/weather.sh
 #
-# The main bench's server runs with WEATHER_PROVIDER=none, so this script starts a second instance of the
+# The main bench's server answers from its own fake provider, so this script starts a second instance of the
 # same binary (found from SERVER_PID, or WEATHERBOARD_BIN, or the release build) on the same database,
 # pointed at a fake open-meteo on loopback (bench/fake_weather.py), and measures with wrk -t1 -c32:
 #   - /healthz on that instance (the reference: the goal is cached weather ≥ 0.8× healthz);

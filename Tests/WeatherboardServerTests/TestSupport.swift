@@ -55,10 +55,12 @@ enum TestDatabase {
         let pool = pool(size: 1)
         defer { pool.shutdown() }
         return try await pool.withConnection { connection in
-            // The turn may take a while (this pool is this call's own: the session's settings end with it).
-            try connection.simpleQuery("SET statement_timeout = '\(timeout)'; SET lock_timeout = 0")
+            // The turn waits as long as the other plan tests take (this pool is this call's own: the session's settings
+            // end with it); `timeout` bounds this test's own statements.
+            try connection.simpleQuery("SET statement_timeout = 0; SET lock_timeout = 0")
             if vacuumFirst {
                 try connection.simpleQuery("SELECT pg_advisory_lock(\(planLock))")
+                try connection.simpleQuery("SET statement_timeout = '\(timeout)'")
                 try connection.simpleQuery("VACUUM posts")
             }
             defer { if vacuumFirst { try? connection.simpleQuery("SELECT pg_advisory_unlock(\(planLock))") } }
