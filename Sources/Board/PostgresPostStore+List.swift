@@ -92,11 +92,12 @@ extension PostgresPostStore {
     /// The one statement behind `list` (the plan tests EXPLAIN it): one walk per part of the reader's view
     /// (`Branch`, `branches(for:)`) and per `condition` (a `fit` group's bands: `fitGroupQuery`), each walking one
     /// index in the sort's order and reading a page (`SQLQuery.page`), merged by the sort's key. A single walk (an
-    /// anonymous reader's, of one condition) is the page itself.
+    /// anonymous reader's, or a member's list of another author, of one condition) is the page itself.
     static func listQuery(_ query: PostQuery, viewer: Viewer, conditions: [SQLQuery] = [""]) -> SQLQuery {
         let walks = Self.branches(for: viewer, author: query.authorID).flatMap { branch in conditions.map { (branch, $0) } }
         guard walks.count > 1 else {
-            return Self.branch(.visible, query, head: Self.select, blocker: nil, condition: conditions.first ?? "").page(limit: query.limit)
+            // One walk: an anonymous reader's, or a member's list of another author (whose blocks still apply).
+            return Self.branch(.visible, query, head: Self.select, blocker: viewer.accountID, condition: conditions.first ?? "").page(limit: query.limit)
         }
         // A ranked page merges its walks by score, so the candidates carry it.
         let candidate = query.sort.scoreColumn.map { "SELECT p.id, p.\($0) AS score FROM posts p" } ?? "SELECT p.id FROM posts p"
