@@ -49,3 +49,12 @@ extension PostgresPostStore {
         return listQuery(query, viewer: viewer, conditions: conditions)
     }
 }
+
+extension PostgresPostStore {
+    /// A `fit` walk's one range: the author's, when it filters by author (written as an equality, a member's or a
+    /// moderator's page of one author was planned at 1M posts as a bitmap scan of all the author's posts and a sort);
+    /// none otherwise (every filter an equality, so the walk stops at its band's end).
+    static func fitRangeColumn(_ query: PostQuery) -> WalkColumn? {
+        query.authorID != nil ? .author : nil
+    }
+}

@@ -143,7 +143,7 @@ extension PostgresPostStore {
         case .visible, .unlisted:
             sql.append(branch == .visible ? " WHERE p.status = 'visible' AND p.deleted_at IS NULL" : " WHERE p.status <> 'visible' AND p.deleted_at IS NULL")
             // A `fit` walk's filters stay equalities, with its band (`PostgresPostStore+Fit.swift`).
-            sql.append(Self.filters(query, walking: query.sort == .fit ? nil : Self.rangeColumn(query)))
+            sql.append(Self.filters(query, walking: query.sort == .fit ? Self.fitRangeColumn(query) : Self.rangeColumn(query)))
             sql.append(condition)
             if let blocker { sql.append(Self.notBlocked(by: blocker, author: query.authorID)) }
             sql.append(Self.order(query))

@@ -53,6 +53,23 @@ struct ScalePlanTests {
                         PostgresPostStore.withMedia(PostgresPostStore.listQuery(ranked, viewer: viewer), viewer: viewer.accountID, sort: sort)
                     ))
                 }
+                // `fit`: the statement of the band outside (no seeded post has conditions: an empty walk) and of the
+                // posts without conditions (every seeded post), each as its own group's statement.
+                var fit = query
+                fit.sort = .fit
+                fit.fitBand = .mild
+                if fit.before != nil {
+                    fit.before = nil
+                    fit.after = .fit(band: .mild, group: .noConditions, score: Self.middleHotScore, id: posts / 2)
+                }
+                for group in [PostSort.FitGroup.sameBand, .noConditions] where fit.after == nil || group == .noConditions {
+                    shapes.append((
+                        "\(readerName), \(filterName), sort=fit, \(group)",
+                        PostgresPostStore.withMedia(
+                            PostgresPostStore.fitGroupQuery(group, outside: .mild, fit, viewer: viewer), viewer: viewer.accountID, sort: .fit
+                        )
+                    ))
+                }
             }
         }
         // "My posts": the author of every tenth post, 100,000 of them.
