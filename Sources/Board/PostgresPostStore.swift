@@ -162,18 +162,17 @@ public struct PostgresPostStore: PostStore {
         }
     }
 
-    /// What decides who may see post `id` (`PostAccess`); no row when there is none.
-    static func accessQuery(_ id: Int) -> SQLQuery {
-        "SELECT author_id, status, deleted_at IS NOT NULL AS deleted FROM posts WHERE id = \(id)"
-    }
-
-    static func access(_ rows: PostgresRows) throws -> PostAccess? {
-        guard let row = rows.first else { return nil }
-        return PostAccess(
+    /// Runs `check` on what decides who may see post `id` (`PostAccess`), inside the caller's transaction; `notFound`
+    /// when there is no such post.
+    static func checkAccess(_ id: Int, on connection: PostgresConnection, _ check: (PostAccess) throws -> Void) throws {
+        guard let row = try connection.query("SELECT author_id, status, deleted_at IS NOT NULL AS deleted FROM posts WHERE id = \(id)").first else {
+            throw BoardError.notFound("post")
+        }
+        try check(PostAccess(
             authorID: try row.decode(Int.self, "author_id"),
             status: try UnknownStoredValue.decode(PostStatus.self, row.decode(String.self, "status"), column: "posts.status"),
             deleted: try row.decode(Bool.self, "deleted")
-        )
+        ))
     }
 
     public func post(id: Int, viewer: Int?) async throws -> Post? {
@@ -255,13 +254,12 @@ public struct PostgresPostStore: PostStore {
 
 extension PostgresPostStore {
     /// One trip to the database's thread for the whole call: the post's access row, `check`, the mark and the state
-    /// read back, in one transaction (with the check as a trip of its own first, a mark cost a third more than a
-    /// pgbench run of the same statements: CONTRACT §9's bench floor).
+    /// read back, in one transaction (the check was a trip of its own before: one more hop per mark).
     public func markHelpful(
         postID: Int, accountID: Int, trustAgeSeconds: Int, admission: Admission, check: @escaping @Sendable (PostAccess) throws -> Void
     ) async throws -> HelpfulState {
         try await database.transaction { connection in
-            try check(try Self.access(connection.query(Self.accessQuery(postID))) ?? { throw BoardError.notFound("post") }())
+            try Self.checkAccess(postID, on: connection, check)
             // The marker's row is read FOR SHARE: a ban, unban, registration or deletion of it waits for this mark to
             // commit, and its trigger (sql/0021) then sees the mark; this mark sees the account as it is after one.
             let inserted = try connection.query(
@@ -285,7 +283,7 @@ extension PostgresPostStore {
 
     public func unmarkHelpful(postID: Int, accountID: Int, check: @escaping @Sendable (PostAccess) throws -> Void) async throws -> HelpfulState {
         try await database.transaction { connection in
-            try check(try Self.access(connection.query(Self.accessQuery(postID))) ?? { throw BoardError.notFound("post") }())
+            try Self.checkAccess(postID, on: connection, check)
             try connection.execute("DELETE FROM helpful_marks WHERE post_id = \(postID) AND account_id = \(accountID)")
             return try Self.helpfulState(postID: postID, accountID: accountID, on: connection)
         }

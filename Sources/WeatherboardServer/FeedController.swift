@@ -42,15 +42,6 @@ struct FeedController {
         }
     }
 
-    /// The feels-like band of `weather` (shown in `units`), in °C; the provider's values are checked before they
-    /// are cached, so a weather object always has a finite feels-like, and none is 503 `weather_unavailable`.
-    static func band(_ weather: CurrentWeather, units: Units) throws -> FeelsLikeBand {
-        guard let band = FeelsLikeBand(feelsLike: weather.feelsLike, units: units) else {
-            throw APIError(WeatherError.unavailable("the weather has no feels-like temperature", retryAfterSeconds: nil))
-        }
-        return band
-    }
-
     @Sendable func feed(_ request: Request, context: AppRequestContext) async throws -> Response {
         let parameters = QueryInput(request)
         let includeWeather = try parameters.includes(allowed: ["weather"]).contains("weather")
@@ -91,7 +82,7 @@ struct FeedController {
             var query = PostQuery(weatherType: current.weatherType, regionID: regionOnly ? region.id : nil, before: cursor, limit: limit)
             query.sort = sort
             query.after = after
-            query.fitBand = try Self.band(current, units: units)
+            query.fitBand = try current.band(units: units)
             let page = try await posts.list(query, viewer: viewer)
             items = page.posts.map { PostResponse($0, viewer: viewer, language: language, media: links) }
             nextCursor = page.nextCursor

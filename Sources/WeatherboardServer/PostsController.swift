@@ -66,7 +66,7 @@ struct PostsController {
             }
             if after == nil {
                 let current = try await weather.currentWeather(regionID: regionID, units: units, language: request.language, requester: WeatherRequester(context))
-                query.fitBand = try FeedController.band(current, units: units)
+                query.fitBand = try current.band(units: units)
             }
         }
         let viewer = context.viewer
