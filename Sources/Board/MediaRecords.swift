@@ -50,8 +50,9 @@ public struct MediaRecords: Sendable {
     func insert(_ new: NewMedia) async throws -> Media {
         let rows = try await database.query(
             """
-            INSERT INTO media AS m (owner_id, storage_key, width, height, byte_size, preview_byte_size, blurhash, alt)
-            SELECT a.id, \(new.storageKey), \(new.width), \(new.height), \(new.byteSize), \(new.previewByteSize), \(new.blurhash), \(new.alt)
+            INSERT INTO media AS m (owner_id, storage_key, width, height, byte_size, preview_byte_size, blurhash, alt, alt_search)
+            SELECT a.id, \(new.storageKey), \(new.width), \(new.height), \(new.byteSize), \(new.previewByteSize), \(new.blurhash), \(new.alt),
+                   \(new.alt.map(SearchTerms.fold))
             FROM (SELECT id FROM accounts WHERE id = \(new.ownerID) AND deleted_at IS NULL FOR KEY SHARE) a
             RETURNING \(raw: Self.columns)
             """
@@ -68,7 +69,7 @@ public struct MediaRecords: Sendable {
     /// for review in the same transaction, as a post whose own text matched is. Returns the media and the post held.
     func setAlt(id: Int, alt: String?, holdingItsPost: Bool) async throws -> (Media, heldPost: Int?)? {
         try await database.transaction { connection in
-            guard let row = try connection.query("UPDATE media AS m SET alt = \(alt) WHERE m.id = \(id) RETURNING \(raw: Self.columns)").first else {
+            guard let row = try connection.query("UPDATE media AS m SET alt = \(alt), alt_search = \(alt.map(SearchTerms.fold)) WHERE m.id = \(id) RETURNING \(raw: Self.columns)").first else {
                 return nil
             }
             let media = try Self.media(from: row)

@@ -14,6 +14,8 @@ public struct PostQuery: Sendable, Equatable {
     public var after: PostSort.Position?
     /// The band outside now, that `fit` ranks for (a `fit` cursor's own band replaces it: `PostService.list`).
     public var fitBand: FeelsLikeBand?
+    /// Only posts holding every term (CONTRACT §10, `q`).
+    public var search: SearchTerms?
 
     public init(weatherType: WeatherType? = nil, category: Category? = nil, regionID: Int? = nil, authorID: Int? = nil, before: Int? = nil, limit: Int = 20) {
         self.weatherType = weatherType

@@ -150,6 +150,8 @@ public struct PostgresAccountStore: AccountStore {
             // reports: deleted, without text; the reports keep their own snapshots.
             "DELETE FROM posts p WHERE p.author_id = \(accountID) AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.post_id = p.id)",
             "DELETE FROM post_revisions v USING posts p WHERE p.author_id = \(accountID) AND v.post_id = p.id",
+            // Evidence posts are found by their reports' snapshots, never by search.
+            "DELETE FROM post_search s USING posts p WHERE p.author_id = \(accountID) AND s.post_id = p.id",
             """
             UPDATE posts SET title = NULL, body = '', deleted_at = COALESCE(deleted_at, now()), deleted_by = COALESCE(deleted_by, author_id)
             WHERE author_id = \(accountID)

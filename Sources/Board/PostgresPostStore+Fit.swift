@@ -19,7 +19,8 @@ import Vocabulary
 /// value, and the walk of a band with fewer posts than a page reads on through every entry of the shape after it
 /// (`FitPlanTests`).
 extension PostgresPostStore {
-    func fitList(_ query: PostQuery, viewer: Viewer) async throws -> [Post] {
+    /// `condition` narrows every walk further (a search's: `PostgresPostStore+Search.swift`).
+    func fitList(_ query: PostQuery, viewer: Viewer, condition: SQLQuery = "") async throws -> [Post] {
         let (outside, start) = Self.fitStart(query)
         var posts: [Post] = []
         for group in PostSort.FitGroup.allCases where group >= start {
@@ -27,7 +28,7 @@ extension PostgresPostStore {
             part.after = group == start ? query.after : nil
             part.limit = query.limit - posts.count
             posts += try Self.posts(
-                await database.query(Self.withMedia(Self.fitGroupQuery(group, outside: outside, part, viewer: viewer), viewer: viewer.accountID, sort: .fit))
+                await database.query(Self.withMedia(Self.fitGroupQuery(group, outside: outside, part, viewer: viewer, condition: condition), viewer: viewer.accountID, sort: .fit))
             )
             if posts.count >= query.limit { break }
         }
@@ -42,9 +43,13 @@ extension PostgresPostStore {
     }
 
     /// One group's page: its bands' walks for every branch of the reader's view, merged in `hot` order.
-    static func fitGroupQuery(_ group: PostSort.FitGroup, outside: FeelsLikeBand, _ query: PostQuery, viewer: Viewer) -> SQLQuery {
+    static func fitGroupQuery(
+        _ group: PostSort.FitGroup, outside: FeelsLikeBand, _ query: PostQuery, viewer: Viewer, condition: SQLQuery = ""
+    ) -> SQLQuery {
         let conditions = group.bands(outside: outside).map { band -> SQLQuery in
-            band.map { " AND p.conditions_band = \($0.rawValue)" } ?? " AND p.conditions_band IS NULL"
+            var sql: SQLQuery = band.map { " AND p.conditions_band = \($0.rawValue)" } ?? " AND p.conditions_band IS NULL"
+            sql.append(condition)
+            return sql
         }
         return listQuery(query, viewer: viewer, conditions: conditions)
     }

@@ -85,6 +85,7 @@ extension PostgresPostStore {
     }
 
     public func list(_ query: PostQuery, viewer: Viewer) async throws -> [Post] {
+        if let search = query.search { return try await searchList(query, search: search, viewer: viewer) }
         if query.sort == .fit { return try await fitList(query, viewer: viewer) }
         return try Self.posts(await database.query(Self.withMedia(Self.listQuery(query, viewer: viewer), viewer: viewer.accountID, sort: query.sort)))
     }

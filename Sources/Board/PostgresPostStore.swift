@@ -151,6 +151,8 @@ public struct PostgresPostStore: PostStore {
                 """
             )
             guard let id = try inserted.first?.decode(Int.self, "id") else { throw BoardError.unauthenticated }
+            // Before its images: attaching them adds their alt texts to this row (sql/0023's trigger).
+            try Self.index(postID: id, title: post.title, body: post.body, on: connection)
             if !post.mediaIDs.isEmpty {
                 _ = try MediaRecords.attach(post.mediaIDs, to: id, ownerID: authorID, on: connection)
             }
@@ -204,6 +206,7 @@ public struct PostgresPostStore: PostStore {
                 WHERE id = \(id)
                 """
             )
+            try Self.index(postID: id, title: edit.title, body: edit.body, on: connection)
             let removed = try edit.mediaIDs.map { try MediaRecords.attach($0, to: id, ownerID: current.authorID, on: connection) } ?? []
             if edit.status == .hidden {
                 try Self.queueForFilter(postID: id, connection: connection)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Board
 import Database
 import Foundation
 import Logging
@@ -29,6 +30,8 @@ struct MigrateCommand: AsyncParsableCommand {
             for name in outcome.applied { print("  applied \(name)") }
             let catalog = try await RegionCatalog.load(file: RegionCatalog.file(inMigrationsDirectory: directory), on: pool, logger: logger)
             print(catalog.loadedRegions.map { "region catalog: loaded \($0) regions" } ?? "region catalog: already loaded")
+            let indexed = try await PostgresPostStore.backfillSearch(on: pool)
+            if indexed > 0 { print("search: indexed \(indexed) posts written before search") }
         } catch let error as PostgresError {
             throw OperatorFailure("migrate failed: \(error.message)")
         }

@@ -58,6 +58,7 @@ struct PostsController {
         )
         query.sort = sort
         query.after = after
+        query.search = try input.get("q").map(SearchTerms.init(parsing:))
         if sort == .fit {
             // `fit` ranks for the weather outside a place: the region's (CONTRACT §9). A later page goes on in the
             // band its cursor carries, with no weather call.

@@ -1,0 +1,177 @@
+import Database
+import Vocabulary
+
+/// Search (CONTRACT §10, `q`): the posts holding every term, with the list's filters, visibility, blocks and order.
+///
+/// The index (sql/0023) is GIN over each post's keys: its characters, its pairs of adjacent characters and six block
+/// tokens naming the id range it is in. GIN finds candidates, not an order: a plain `keys @> $pairs ORDER BY id DESC`
+/// reads every match before it can sort (18,000 heap rows and 72 ms for a word in 2% of 1M posts). So a page in the
+/// default order (`new`) is found newest first, a window of ids at a time, in one statement (`windowedQuery`): the
+/// newest block of 1,024 ids, then the rest of the 8,192-id block around it, then of the 65,536 one, and so on by
+/// eights up to blocks of 33.5M, each window one GIN lookup with its block tokens (at most eight) and the id range,
+/// until the page is full or the ids run out. A common word fills a page in the first window; a rare one passes
+/// through a window per eightfold of the board (7 at 10M posts), each reading only its own few matches.
+///
+/// Each window's candidates are checked exactly (`strpos` of every term, in the title and body or in the alt texts:
+/// the index's pairs can all be there without the term) and joined to their post for the reader's visibility, the
+/// filters and the blocks, so a page counts only what the reader may see.
+///
+/// Ranked orders (`top`, `hot`, `fit`) and a list of one author walk the list's own indexes (`listQuery`, `fitList`)
+/// with the search as one more condition: the ids of every match, when the windows find at most `candidateCap` of
+/// them (`p.id = ANY(…)`), else a check of each walked post's document (`documentCondition`) — a term that common
+/// fills a page within a few hundred posts of any walk. A moderator's search in the default order finds every
+/// status, deleted posts included ("moderators search every status"); in a ranked order it shows what the
+/// moderator's list shows (visible, hidden and removed posts).
+extension PostgresPostStore {
+    /// The most matches a ranked search ranks by id (`p.id = ANY(…)`); past it, the walk checks each post.
+    static let candidateCap = 500
+
+    func searchList(_ query: PostQuery, search: SearchTerms, viewer: Viewer) async throws -> [Post] {
+        if query.sort == .new && query.authorID == nil {
+            return try Self.posts(await database.query(Self.withMedia(Self.windowedPage(query, search: search, viewer: viewer), viewer: viewer.accountID)))
+        }
+        let condition: SQLQuery
+        if query.authorID != nil {
+            // One author's posts are few: the walk of the author's index checks each.
+            condition = Self.documentCondition(search)
+        } else {
+            var all = query
+            (all.before, all.after, all.sort) = (nil, nil, .new)
+            let rows = try await database.query(
+                "SELECT unnest(found) AS id FROM (" + Self.windowedQuery(all, search: search, viewer: viewer, need: Self.candidateCap) + ") w"
+            )
+            let ids = try rows.map { try $0.decode(Int.self, "id") }
+            condition = ids.count < Self.candidateCap ? " AND p.id = ANY(\(ids.map(String.init))::bigint[])" : Self.documentCondition(search)
+        }
+        if query.sort == .fit { return try await fitList(query, viewer: viewer, condition: condition) }
+        return try Self.posts(await database.query(Self.withMedia(Self.listQuery(query, viewer: viewer, conditions: [condition]), viewer: viewer.accountID, sort: query.sort)))
+    }
+
+    /// A page in the default order: `windowedQuery`'s ids, as posts, newest first.
+    static func windowedPage(_ query: PostQuery, search: SearchTerms, viewer: Viewer) -> SQLQuery {
+        var sql = SQLQuery(stringLiteral: Self.select + " WHERE p.id IN (SELECT unnest(found) FROM (")
+        sql.append(Self.windowedQuery(query, search: search, viewer: viewer, need: query.limit))
+        sql.append(") w) ORDER BY p.id DESC")
+        return sql
+    }
+
+    /// One row, `found`: the ids (newest first, at most `need`) of the posts below the cursor that hold every term
+    /// and that `viewer` may see with `query`'s filters, gathered window by window (see the type's comment).
+    ///
+    /// Window `r` ends just below the last one's start (the first at the cursor, or the newest post) and starts at the
+    /// boundary of the block of 1,024 × 8^min(r, 5) ids around its end, so it is made of at most eight blocks of
+    /// the level below (one block of level 0 for the first, of level 5 past the sixth): its block tokens
+    /// (`search_block`) are what it asks GIN for, with the terms' keys.
+    static func windowedQuery(_ query: PostQuery, search: SearchTerms, viewer: Viewer, need: Int) -> SQLQuery {
+        let start: SQLQuery = query.before.map { "\($0 - 1)::bigint" } ?? "(SELECT coalesce(max(id), 0) FROM posts)"
+        var sql: SQLQuery = "WITH RECURSIVE w (round, lo, found, done) AS (SELECT 0, "
+        sql.append(start)
+        sql.append(
+            """
+             + 1, ARRAY[]::bigint[], false
+            UNION ALL
+            SELECT w.round + 1, x.lo, w.found || x.ids, cardinality(w.found) + cardinality(x.ids) >= \(need) OR x.lo <= 1
+            FROM w CROSS JOIN LATERAL (
+                SELECT b.lo, array(
+                    SELECT s.post_id FROM post_search s JOIN posts p ON p.id = s.post_id
+                    WHERE search_keys(s.text_doc || E'\\n' || s.alt_doc, s.post_id) @> \(search.keys.map(String.init))::bigint[]
+                      AND search_keys(s.text_doc || E'\\n' || s.alt_doc, s.post_id)
+                          && array(SELECT search_block(b.level, g) FROM generate_series(b.lo >> (10 + 3 * b.level), b.hi >> (10 + 3 * b.level)) g)
+                      AND s.post_id + 0 BETWEEN b.lo AND b.hi
+            """ as SQLQuery
+        )
+        sql.append(Self.termConditions(search))
+        sql.append(Self.searchVisibility(viewer))
+        var filters = query
+        (filters.before, filters.after, filters.sort) = (nil, nil, .new)
+        sql.append(Self.filters(filters))
+        if let blocker = viewer.accountID { sql.append(Self.notBlocked(by: blocker, author: query.authorID)) }
+        sql.append(
+            """
+                    ORDER BY s.post_id DESC LIMIT \(need) - cardinality(w.found)) AS ids
+                FROM (
+                    SELECT h.hi, (h.hi >> (10 + 3 * least(w.round, 5))) << (10 + 3 * least(w.round, 5)) AS lo,
+                           greatest(least(w.round - 1, 5), 0) AS level
+                    FROM (SELECT w.lo - 1 AS hi) h
+                ) b
+            ) x
+            WHERE NOT w.done
+            ) SELECT found FROM w WHERE done
+            """ as SQLQuery
+        )
+        return sql
+    }
+
+    /// Writes post `postID`'s search document (its title and body, folded), in the caller's transaction: search
+    /// never lags a write. Its images' alt texts are the database's to add (sql/0023's trigger on `media`).
+    static func index(postID: Int, title: String?, body: String, on connection: PostgresConnection) throws {
+        try connection.execute(
+            """
+            INSERT INTO post_search (post_id, text_doc, alt_doc)
+            SELECT \(postID), \(SearchTerms.document(title: title, body: body)), coalesce(
+                (SELECT string_agg(m.alt_search, E'\\n' ORDER BY m.position) FROM media m WHERE m.post_id = \(postID) AND m.alt_search IS NOT NULL), '')
+            ON CONFLICT (post_id) DO UPDATE SET text_doc = EXCLUDED.text_doc
+            """
+        )
+    }
+
+    /// Every term, in the post's title and body or in its alt texts (`s`, its `post_search` row). `strpos`, never
+    /// `LIKE`: `%`, `_` and `\` in a term are themselves.
+    static func termConditions(_ search: SearchTerms) -> SQLQuery {
+        var sql: SQLQuery = ""
+        for term in search.terms {
+            sql.append(" AND (strpos(s.text_doc, \(term)) > 0 OR strpos(s.alt_doc, \(term)) > 0)" as SQLQuery)
+        }
+        return sql
+    }
+
+    /// The search as a check of each walked post `p` (one primary-key probe of `post_search`, a subplan per row).
+    static func documentCondition(_ search: SearchTerms) -> SQLQuery {
+        var sql: SQLQuery = " AND (SELECT true FROM post_search s WHERE s.post_id = p.id"
+        sql.append(Self.termConditions(search))
+        sql.append(")")
+        return sql
+    }
+
+    /// Who finds what (CONTRACT §10): everyone the visible posts, an author also their own hidden and removed ones, a
+    /// moderator every status.
+    static func searchVisibility(_ viewer: Viewer) -> SQLQuery {
+        if viewer.isModerator { return "" }
+        guard let me = viewer.accountID else { return " AND p.status = 'visible' AND p.deleted_at IS NULL" }
+        return " AND p.deleted_at IS NULL AND (p.status = 'visible' OR p.author_id = \(me))"
+    }
+}
+
+extension PostgresPostStore {
+    /// Gives every post written before search existed (sql/0023) its document, and every alt text its folded form, a
+    /// thousand rows a transaction; `weatherboard migrate` runs it after the SQL files. Posts whose text was erased
+    /// with their account (evidence: body '') get none. Returns how many posts it indexed; a second run indexes none.
+    public static func backfillSearch(on database: PostgresPool) async throws -> Int {
+        // Folding is the server's: the rows are read and folded here, then written back.
+        while try await database.transaction({ connection in
+            let rows = try connection.query("SELECT id, alt FROM media WHERE alt IS NOT NULL AND alt_search IS NULL LIMIT 1000 FOR UPDATE")
+            for row in rows {
+                try connection.execute("UPDATE media SET alt_search = \(SearchTerms.fold(try row.decode(String.self, "alt"))) WHERE id = \(try row.decode(Int.self, "id"))")
+            }
+            return rows.count
+        }) > 0 {}
+        var indexed = 0
+        while true {
+            let count = try await database.transaction { connection in
+                let rows = try connection.query(
+                    """
+                    SELECT p.id, p.title, p.body FROM posts p
+                    WHERE p.body <> '' AND NOT EXISTS (SELECT 1 FROM post_search s WHERE s.post_id = p.id)
+                    ORDER BY p.id LIMIT 1000
+                    """
+                )
+                for row in rows {
+                    try Self.index(postID: try row.decode(Int.self, "id"), title: try row.decode(String?.self, "title"), body: try row.decode(String.self, "body"), on: connection)
+                }
+                return rows.count
+            }
+            indexed += count
+            if count == 0 { return indexed }
+        }
+    }
+}
