@@ -75,8 +75,8 @@ struct AdminClient: Sendable {
     func send(_ method: String, _ path: String, query: [(String, String)] = [], body: (some Encodable & Sendable)? = Optional<Empty>.none) async throws -> CurlResponse {
         var url = server + path
         if !query.isEmpty {
-            var allowed = CharacterSet.alphanumerics
-            allowed.insert(charactersIn: "-._~")
+            // RFC 3986's unreserved characters only (`alphanumerics` holds every script's letters: 파전 went out raw).
+            let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
             url += "?" + query.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.1)" }.joined(separator: "&")
         }
         var headers: [(String, String)] = [("Accept", "application/json"), ("User-Agent", "weatherboard-admin")]

@@ -13,7 +13,7 @@ struct AdminCommand: AsyncParsableCommand {
             """,
         subcommands: [
             LoginCommand.self, LogoutCommand.self, QueueCommand.self, ShowCommand.self, ReviewCommand.self,
-            DismissCommand.self, RemoveCommand.self, RestoreCommand.self, BanCommand.self, UnbanCommand.self, LogCommand.self, MediaCommand.self,
+            DismissCommand.self, RemoveCommand.self, RestoreCommand.self, BanCommand.self, UnbanCommand.self, LogCommand.self, MediaCommand.self, SearchCommand.self,
         ]
     )
 }
