@@ -58,12 +58,15 @@ extension PostgresPostStore {
     /// One row, `found`: the ids (newest first, at most `need`) of the posts below the cursor that hold every term
     /// and that `viewer` may see with `query`'s filters, gathered window by window (see the type's comment).
     ///
-    /// Window `r` ends just below the last one's start (the first at the cursor, or the newest post) and starts at the
+    /// The window's ids are read once (`OFFSET 0` keeps the planner from copying the lookup into both places that use
+    /// its result: it ran twice a window). Window `r` ends just below the last one's start (the first at the cursor, or the newest post) and starts at the
     /// boundary of the block of 1,024 × 8^min(r, 5) ids around its end, so it is made of at most eight blocks of
     /// the level below (one block of level 0 for the first, of level 5 past the sixth): its block tokens
     /// (`search_block`) are what it asks GIN for, with the terms' keys.
     static func windowedQuery(_ query: PostQuery, search: SearchTerms, viewer: Viewer, need: Int) -> SQLQuery {
-        let start: SQLQuery = query.before.map { "\($0 - 1)::bigint" } ?? "(SELECT coalesce(max(id), 0) FROM posts)"
+        // Never above the newest post: a forged cursor of 2^62 would otherwise walk 10^11 empty windows of 33.5M ids.
+        var start: SQLQuery = "(SELECT coalesce(max(id), 0) FROM posts)"
+        if let before = query.before { start = "least(\(before - 1)::bigint, " + start + ")" }
         var sql: SQLQuery = "WITH RECURSIVE w (round, lo, found, done) AS (SELECT 0, "
         sql.append(start)
         sql.append(
@@ -94,6 +97,7 @@ extension PostgresPostStore {
                            greatest(least(w.round - 1, 5), 0) AS level
                     FROM (SELECT w.lo - 1 AS hi) h
                 ) b
+                OFFSET 0
             ) x
             WHERE NOT w.done
             ) SELECT found FROM w WHERE done

@@ -3,6 +3,7 @@ import CurlClient
 import Database
 import Foundation
 import Testing
+import Vocabulary
 
 /// `GET /v1/posts?q=` (CONTRACT §10) over a Korean and mixed corpus, on the real PostgreSQL: particles and
 /// compounds, folding, zero-width characters, emoji, one-character terms, several terms, who finds what, edits, alt
@@ -105,6 +106,12 @@ struct SearchTests {
             }
             let nul = try await server.json("GET", "/v1/posts?q=a%00b")
             #expect(nul.status == 400)
+            // A forged cursor far past every id starts at the newest post (not 10^11 empty windows later).
+            let forged = try await server.json("GET", "/v1/posts?regionId=\(region)&q=%25&cursor=\(Cursor.encode(Int.max / 2))")
+            #expect(forged.status == 200 && forged.items.compactMap { $0["id"] as? String } == [percent], "\(forged.text)")
+            for bad in ["abc", "c1:0", "c1:-5", "%00"] {
+                #expect(try await server.json("GET", "/v1/posts?q=%25&cursor=\(bad)").status == 400, "cursor \(bad)")
+            }
         }
     }
 

@@ -105,7 +105,7 @@ def grow(target):
         INSERT INTO posts (author_id, region_id, weather_type, category, title, body, created_at)
         SELECT {AUTHOR}, 1835848, (ARRAY['clearSky','rain','snow','mist','showerRain'])[1 + i % 5], (ARRAY['food','place','music','outfit','activity'])[1 + (i / 5) % 5],
                nullif(bp.title, ''), bp.body, '2026-01-01'::timestamptz + make_interval(secs => i)
-        FROM generate_series({start} + 1, {target}) AS i JOIN bench_pool bp ON bp.n = 1 + (i * 7919) % {POOL}""")
+        FROM generate_series({start} + 1, {target}) AS i JOIN bench_pool bp ON bp.n = 1 + (i::bigint * 7919) % {POOL}""")
     psql(f"""
         INSERT INTO post_search (post_id, text_doc)
         SELECT id, replace(lower(normalize(coalesce(title, '') || E'\\n' || body, NFKC)), U&'\\FE0F', '') FROM posts WHERE id > (SELECT coalesce(max(post_id), 0) FROM post_search)""")

@@ -28,6 +28,7 @@ FROM w CROSS JOIN LATERAL (
                greatest(least(w.round - 1, 5), 0) AS level
         FROM (SELECT w.lo - 1 AS hi) h
     ) b
+    OFFSET 0
 ) x
 WHERE NOT w.done
 ) SELECT found FROM w WHERE done
