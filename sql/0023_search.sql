@@ -66,3 +66,16 @@ CREATE TRIGGER media_post_search_update AFTER UPDATE OF post_id, position, alt_s
     FOR EACH ROW WHEN (OLD.post_id IS DISTINCT FROM NEW.post_id OR OLD.position IS DISTINCT FROM NEW.position
                        OR OLD.alt_search IS DISTINCT FROM NEW.alt_search)
     EXECUTE FUNCTION post_search_alts();
+
+-- Writers that do not index (a binary older than this file, during a rolling upgrade; any hand-made UPDATE) leave no
+-- stale document behind: a post whose title or body changes loses its document until the writer (or the next
+-- `weatherboard migrate`, which indexes every post without one) writes it again. The server writes it in the
+-- statement's own transaction, right after.
+CREATE FUNCTION post_search_forget() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM post_search WHERE post_id = NEW.id;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER posts_search_text AFTER UPDATE OF title, body ON posts
+    FOR EACH ROW WHEN (OLD.title IS DISTINCT FROM NEW.title OR OLD.body IS DISTINCT FROM NEW.body)
+    EXECUTE FUNCTION post_search_forget();

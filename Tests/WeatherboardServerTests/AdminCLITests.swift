@@ -185,6 +185,41 @@ struct AdminCLITests {
         }
     }
 
+    @Test("search: a spam wave's link found in every status, as a table and as JSON; a query folded empty is one line and a non-zero exit")
+    func search() async throws {
+        try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { server in
+            let cli = try AdminCLI()
+            defer { cli.cleanUp() }
+            let (moderator, username, password) = try await server.registeredAccount(prefix: "mod")
+            try await server.grantRole("moderator", to: moderator)
+            #expect(try await cli.run(["login", "--server", server.baseURL, "--username", username, "--password-stdin"], stdin: password + "\n").status == 0)
+            let link = "spam-\(UInt32.random(in: 0...UInt32.max)).example"
+            let spammer = try await server.anonymousAccount()
+            var ids: [String] = []
+            for body in ["싸게 팝니다 \(link)", "지금 연락 \(link.uppercased())", "무료 쿠폰 \(link)"] {
+                ids.append(try #require(try await server.createPost(spammer, body: body)["id"] as? String))
+            }
+            try await server.dependencies.database.execute("UPDATE posts SET status = 'removed' WHERE id = \(Int(ids[0])!)")
+            #expect(try await server.json("DELETE", "/v1/posts/\(ids[1])", token: spammer.token).status == 204)
+
+            let table = try await cli.run(["search", link])
+            #expect(table.status == 0, "search: \(table)")
+            let rows = table.stdout.split(separator: "\n")
+            #expect(rows.first?.contains("STATUS") == true)
+            for (id, status) in zip(ids, ["removed", "deleted", "visible"]) {
+                let row = try #require(rows.first { $0.hasPrefix(id + " ") }, "no row for \(id): \(table.stdout)")
+                #expect(row.contains(status), "\(row)")
+            }
+            let json = try await cli.run(["search", "싸게 " + link, "--json"])
+            #expect(json.status == 0, "search --json: \(json)")
+            let page = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+            #expect((page["items"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [ids[0]])
+            #expect(page.keys.contains("nextCursor"))
+            let empty = try await cli.run(["search", "\u{200B}"])
+            #expect(empty.status != 0 && empty.stderrLines.count == 1, "\(empty)")
+        }
+    }
+
     @Test("failures: one line on stderr and a non-zero exit")
     func failures() async throws {
         try await withTestServer { server in

@@ -175,6 +175,13 @@ struct SearchTests {
             #expect(try await Self.search(server, "sunset", region: region) == [post])
             #expect(try await server.json("PATCH", "/v1/posts/\(post)", token: author.token, ["mediaIds": [String]()]).status == 200)
             #expect(try await Self.search(server, "sunset", region: region).isEmpty)
+            // A writer that does not index (an older binary mid-upgrade, a hand-made UPDATE) leaves no stale document:
+            // the post is found by neither text until `weatherboard migrate` indexes it again.
+            try await server.dependencies.database.execute("UPDATE posts SET body = '팥죽 한 그릇' WHERE id = \(Int(post)!)")
+            #expect(try await Self.search(server, "칼국수", region: region).isEmpty)
+            #expect(try await Self.search(server, "팥죽", region: region).isEmpty)
+            #expect(try await PostgresPostStore.backfillSearch(on: server.dependencies.database) >= 1)
+            #expect(try await Self.search(server, "팥죽", region: region) == [post])
             // A new post with an image and its alt text at once.
             let second = try await server.upload(try await MediaFixtures.jpeg, alt: "장마철 우산", token: author.token)
             let created = try await server.json(

@@ -160,6 +160,17 @@ struct ClientWalk {
         try W.check(stale.error.code == "precondition_failed", "updatePost stale If-Match", "\(stale)")
         done("updatePost with If-Match (200), stale If-Match (412 precondition_failed)")
 
+        // 5b. Search (CONTRACT §10): the edited words, inside words and folded; a q empty once folded is 422.
+        let searched = try await W.step(
+            "listPosts q", { try await anonymous.listPosts(query: .init(q: "우산 파전", regionId: seoul.id, limit: 10)) }, expect: { try $0.ok.body.json }
+        )
+        try W.check(searched.items.contains { $0.id == post.id }, "listPosts q", "post \(post.id) not found by 우산 파전: \(searched.items.map(\.id))")
+        let emptyQuery = try await W.step(
+            "listPosts q empty once folded", { try await anonymous.listPosts(query: .init(q: "\u{200B}")) }, expect: { try $0.unprocessableContent.body.json }
+        )
+        try W.check(emptyQuery.error.code == "invalid_field", "listPosts q empty once folded", "\(emptyQuery)")
+        done("listPosts q=우산 파전 (200, found), q=U+200B (422 invalid_field)")
+
         // 6. Another account reports the post; a repeat answers 200 with the same report.
         let reporterToken = try await W.step("createAccount (reporter)", { try await anonymous.createAccount() }, expect: { try $0.created.body.json }).token
         let reporter = client(token: reporterToken)
