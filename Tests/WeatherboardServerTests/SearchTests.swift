@@ -220,6 +220,53 @@ struct SearchTests {
         }
     }
 
+    @Test("a parallel burst of creates, edits and searches: every search afterwards finds exactly the posts' last words")
+    func burst() async throws {
+        try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { server in
+            let region = try await Self.region(server)
+            let author = try await server.anonymousAccount()
+            let words = ["호박죽", "단팥빵", "꽈배기", "찐빵"]
+            // 40 creates at once, each with one of four words.
+            let created = try await withThrowingTaskGroup(of: (String, String).self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        let word = words[index % words.count]
+                        return (try await Self.post(server, author, region: region, "\(word) \(index)"), word)
+                    }
+                }
+                return try await group.reduce(into: [String: String]()) { $0[$1.0] = $1.1 }
+            }
+            #expect(created.count == 40)
+            // Each post edited to the next word while searches run alongside.
+            let final = try await withThrowingTaskGroup(of: (String, String)?.self) { group in
+                for (id, word) in created {
+                    group.addTask {
+                        let next = words[(words.firstIndex(of: word)! + 1) % words.count]
+                        let response = try await server.json("PATCH", "/v1/posts/\(id)", token: author.token, ["body": "\(next) 다시"])
+                        try #require(response.status == 200, "\(response.text)")
+                        return (id, next)
+                    }
+                    group.addTask {
+                        let page = try await server.json("GET", "/v1/posts?regionId=\(region)&q=\(Self.encode(word))&limit=100")
+                        try #require(page.status == 200)
+                        return nil
+                    }
+                }
+                return try await group.reduce(into: [String: String]()) { if let (id, word) = $1 { $0[id] = word } }
+            }
+            for word in words {
+                let expected = Set(final.filter { $0.value == word }.keys)
+                #expect(Set(try await Self.search(server, word, region: region)) == expected, "\(word)")
+            }
+            #expect(try await Self.search(server, "다시", region: region).count == 40)
+            // Absurd sizes: a query of 5,000 characters, a page of 0 or a huge one.
+            #expect(try await server.json("GET", "/v1/posts?q=\(String(repeating: "a", count: 5_000))").status == 422)
+            #expect(try await server.json("GET", "/v1/posts?q=a&limit=0").status == 400)
+            let huge = try await server.json("GET", "/v1/posts?regionId=\(region)&q=\(Self.encode("다시"))&limit=99999999999999999999")
+            #expect(huge.status == 200 && huge.items.count == 40)
+        }
+    }
+
     @Test("property: for random posts and random substrings of them, search finds exactly what a substring scan of the folded texts finds")
     func property() async throws {
         try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { server in

@@ -8,7 +8,8 @@ bench/search/corpus.py (Zipf-spread words from bench/search/words.txt, particles
 document written as the server writes it (the corpus is Hangul, ASCII and emoji, whose folding is lower(NFKC) without
 variation selectors). The GIN index is dropped while a size is loaded and built again after (as an operator's bulk
 import would). At each size, in one run, on PostgreSQL's default settings: `wrk -t1 -c16` on /healthz and on three
-queries — a rare term (a word of the tail in 8–12 of the pool's 200,000 posts), a common one (붕어빵, in about 9% of posts) and two terms
+queries — a rare term (a word of the tail in 8–12 of the pool's 200,000 posts: its matches grow with the board), a
+name (을밀대, added to 12 posts at each size: its matches stay few), a common one (붕어빵, in about 9% of posts) and two terms
 (막걸리 파전) — each beside pgbench running the route's own statement (bench/search/search.sql); then the share of
 L = 1/(1/healthz + 1/pgbench) and the ratio to the 10k figures. At the largest size: the index's size per million
 posts and what it costs POST /v1/posts (wrk creating posts with and without the index).
@@ -88,7 +89,7 @@ psql("CREATE TABLE bench_pool (n serial PRIMARY KEY, title text, body text)")
 with open(pool_path) as f:
     subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", URL, "-c", "\\copy bench_pool (title, body) FROM STDIN"], stdin=f, check=True)
 
-QUERIES = [("rare term", RARE), ("common term", "붕어빵"), ("two terms", "막걸리 파전")]
+QUERIES = [("rare term", RARE), ("a name", "을밀대"), ("common term", "붕어빵"), ("two terms", "막걸리 파전")]
 
 
 def keys(q):
@@ -111,6 +112,8 @@ def grow(target):
         SELECT {AUTHOR}, 1835848, (ARRAY['clearSky','rain','snow','mist','showerRain'])[1 + i % 5], (ARRAY['food','place','music','outfit','activity'])[1 + (i / 5) % 5],
                nullif(bp.title, ''), bp.body, '2026-01-01'::timestamptz + make_interval(secs => i)
         FROM generate_series({start} + 1, {target}) AS i JOIN bench_pool bp ON bp.n = 1 + (i::bigint * 7919) % {POOL}""")
+    # A place's name in 12 more posts at each size, spread over the new ids: a term whose matches stay few.
+    psql(f"UPDATE posts SET body = body || ' 을밀대 냉면' WHERE id IN (SELECT generate_series({start} + 1, {target}, ({target} - {start}) / 12))")
     psql(f"""
         INSERT INTO post_search (post_id, text_doc)
         SELECT id, replace(lower(normalize(coalesce(title, '') || E'\\n' || body, NFKC)), U&'\\FE0F', '') FROM posts WHERE id > (SELECT coalesce(max(post_id), 0) FROM post_search)""")
