@@ -3,12 +3,7 @@
 -- terms (a one-term query repeats its term), :need the page and one more. bench/search/bench.py fills them in.
 SELECT page.*, false AS helped_by_me, m.id, m.owner_id, m.post_id, m.storage_key, m.public, m.width, m.height, m.byte_size, m.blurhash, m.alt, m.created_at, m.retired
 FROM (
-SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en, r.name_ko, r.country_code,
-       p.weather_type, p.category, p.title, p.body, p.status, p.hidden_reason, (p.deleted_at IS NOT NULL) AS deleted,
-       p.created_at, p.updated_at, p.edited, p.version,
-       p.conditions_weather_type, p.conditions_feels_like, p.conditions_band, p.conditions_observed_at,
-       p.helpful_count, p.trusted_helpful_count, p.hot_score
-FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id WHERE p.id IN (SELECT unnest(found) FROM (
+SELECT page.* FROM (SELECT unnest(found) AS id FROM (
 WITH RECURSIVE w (round, lo, found, done) AS (SELECT 0, (SELECT coalesce(max(id), 0) FROM posts) + 1, ARRAY[]::bigint[], false
 UNION ALL
 SELECT w.round + 1, x.lo, w.found || x.ids, cardinality(w.found) + cardinality(x.ids) >= :need OR x.lo <= 1
@@ -32,6 +27,12 @@ FROM w CROSS JOIN LATERAL (
 ) x
 WHERE NOT w.done
 ) SELECT found FROM w WHERE done
-) w) ORDER BY p.id DESC
+) w) f CROSS JOIN LATERAL (
+SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en, r.name_ko, r.country_code,
+       p.weather_type, p.category, p.title, p.body, p.status, p.hidden_reason, (p.deleted_at IS NOT NULL) AS deleted,
+       p.created_at, p.updated_at, p.edited, p.version,
+       p.conditions_weather_type, p.conditions_feels_like, p.conditions_band, p.conditions_observed_at,
+       p.helpful_count, p.trusted_helpful_count, p.hot_score
+FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id WHERE p.id = f.id OFFSET 0) page ORDER BY page.id DESC
 ) page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id OFFSET 0) m ON true
 ORDER BY page.id DESC, m.position;
