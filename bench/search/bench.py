@@ -7,9 +7,9 @@ The board grows in place in its own database (weatherboard_search): posts drawn 
 bench/search/corpus.py (Zipf-spread words from bench/search/words.txt, particles, compounds), each post's search
 document written as the server writes it (the corpus is Hangul, ASCII and emoji, whose folding is lower(NFKC) without
 variation selectors). The GIN index is dropped while a size is loaded and built again after (as an operator's bulk
-import would). At each size, in one run, on PostgreSQL's default settings: `wrk -t1 -c16` on /healthz and on three
-queries — a rare term (a word of the tail in 8–12 of the pool's 200,000 posts: its matches grow with the board), a
-name (을밀대, added to 12 posts at each size: its matches stay few), a common one (붕어빵, in about 9% of posts) and two terms
+import would). At each size, in one run, on PostgreSQL's default settings: `wrk -t1 -c16` on /healthz and on four
+queries — a rare term (a word of the tail in 0.1% of the pool's posts: its matches grow with the board), a
+name (을밀대, added to 25 posts at each size: its matches stay few), a common one (붕어빵, in about 9% of posts) and two terms
 (막걸리 파전) — each beside pgbench running the route's own statement (bench/search/search.sql); then the share of
 L = 1/(1/healthz + 1/pgbench) and the ratio to the 10k figures. At the largest size: the index's size per million
 posts and what it costs POST /v1/posts (wrk creating posts with and without the index).
@@ -80,11 +80,12 @@ counts = collections.Counter()
 for line in open(pool_path, encoding="utf-8"):
     counts.update(set(line.split()))
 head = {w.strip() for w in open(os.path.join(HERE, "words.txt"), encoding="utf-8")}
-# A word of the generated tail, written bare, in 8 to 12 of the pool's posts (with its particles and compounds).
+# A word of the generated tail, written bare, in 180 to 220 of the pool's posts (0.1%, with its particles and compounds):
+# about 10 matches at 10k posts, 10,000 at 10M.
 pool_lines = open(pool_path, encoding="utf-8").read().splitlines()
 particles = ("에", "이", "가", "을", "를", "은", "는", "랑", "도", "만", "의", "로", "고")
-RARE = next(w for w, c in sorted(counts.items()) if 3 <= c <= 8 and len(w) in (2, 3) and w not in head and not w.endswith(particles)
-            and "\uac00" <= w[0] <= "\ud7a3" and 8 <= sum(1 for line in pool_lines if w in line) <= 12)
+RARE = next(w for w, c in sorted(counts.items()) if 100 <= c <= 200 and len(w) in (2, 3) and w not in head and not w.endswith(particles)
+            and "\uac00" <= w[0] <= "\ud7a3" and 180 <= sum(1 for line in pool_lines if w in line) <= 220)
 psql("CREATE TABLE bench_pool (n serial PRIMARY KEY, title text, body text)")
 with open(pool_path) as f:
     subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", URL, "-c", "\\copy bench_pool (title, body) FROM STDIN"], stdin=f, check=True)
@@ -112,8 +113,9 @@ def grow(target):
         SELECT {AUTHOR}, 1835848, (ARRAY['clearSky','rain','snow','mist','showerRain'])[1 + i % 5], (ARRAY['food','place','music','outfit','activity'])[1 + (i / 5) % 5],
                nullif(bp.title, ''), bp.body, '2026-01-01'::timestamptz + make_interval(secs => i)
         FROM generate_series({start} + 1, {target}) AS i JOIN bench_pool bp ON bp.n = 1 + (i::bigint * 7919) % {POOL}""")
-    # A place's name in 12 more posts at each size, spread over the new ids: a term whose matches stay few.
-    psql(f"UPDATE posts SET body = body || ' 을밀대 냉면' WHERE id IN (SELECT generate_series({start} + 1, {target}, ({target} - {start}) / 12))")
+    # A place's name in 25 more posts at each size, spread over the new ids: a term whose matches stay few (a full page
+    # already at 10k posts).
+    psql(f"UPDATE posts SET body = body || ' 을밀대 냉면' WHERE id IN (SELECT generate_series({start} + 1, {target}, ({target} - {start}) / 25))")
     psql(f"""
         INSERT INTO post_search (post_id, text_doc)
         SELECT id, replace(lower(normalize(coalesce(title, '') || E'\\n' || body, NFKC)), U&'\\FE0F', '') FROM posts WHERE id > (SELECT coalesce(max(post_id), 0) FROM post_search)""")
