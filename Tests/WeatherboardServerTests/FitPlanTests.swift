@@ -59,6 +59,18 @@ struct FitPlanTests {
                     UNION ALL SELECT NULL, NULL, NULL, NULL WHERE i % 4 = 0) c
                 """
             )
+            // Older posts in 40 other regions, as a board has: with only Seoul and Busan in the table, a generic plan
+            // takes `region_id = $n` to keep half the posts and walked the category's index instead of the region's for
+            // category+region shapes (on a fresh database, or whenever this suite ran before the suites that post
+            // elsewhere).
+            try connection.execute(
+                """
+                INSERT INTO posts (author_id, region_id, weather_type, category, body, created_at)
+                SELECT \(old), r.id, 'mist', 'activity', 'elsewhere ' || i, now() - make_interval(hours => 600 + i)
+                FROM (SELECT id FROM regions WHERE id NOT IN (\(ListPlanTests.seoul), \(ListPlanTests.busan)) ORDER BY population DESC, id LIMIT 40) r,
+                     generate_series(1, 25) AS i
+                """
+            )
             // The newest and best-marked posts are all of one other shape, and all `hot`: a walk that filters instead
             // of seeking would read them first.
             try connection.execute(
