@@ -160,6 +160,29 @@ def check(q):
     return len(found)
 
 
+def index_cost(size):
+    """What the index costs at this size: its size, and creating posts with and without it; then the windows' weak case."""
+    # What the index costs: its size, and creating posts with and without it.
+    table, index = (int(psql(f"SELECT pg_relation_size('{n}')")) for n in ("post_search", "post_search_keys_idx"))
+    print(f"\nAt {size:,} posts: post_search {table / 2**20 / (size / 1e6):.0f} MiB and its index {index / 2**20 / (size / 1e6):.0f} MiB per million posts")
+    lua = os.path.join(RESULTS, "search-create.lua")
+    with open(lua, "w") as f:
+        f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["Authorization"] = "Bearer ' + TOKEN + '"\n'
+                'wrk.body = \'{"weatherType":"rain","category":"food","regionId":"1835848","title":"비 오는 날","body":"오늘 같은 날엔 김치파전에 막걸리랑 따뜻한 국밥, 창가 자리 카페도 좋아요 ☔"}\'\n')
+    with_index = wrk("/v1/posts", lua)
+    psql("DROP INDEX post_search_keys_idx")
+    without_index = wrk("/v1/posts", lua)
+    psql("CREATE INDEX post_search_keys_idx ON post_search USING gin (search_keys(text_doc || E'\\n' || alt_doc, post_id)) WITH (fastupdate = off)")
+    print(f"POST /v1/posts: {with_index[0]:.0f} req/s (p99 {with_index[1]:.1f} ms) with the index, {without_index[0]:.0f} req/s (p99 {without_index[1]:.1f} ms) without: "
+          f"×{with_index[0] / without_index[0]:.2f}")
+    # The windows' weak case: the posts just created (none holds 붕어빵) now sit above every 붕어빵; its windows grow past them
+    # and the first that reaches the older posts fetches all of its candidates.
+    newer = int(psql("SELECT count(*) FROM posts")) - size
+    rps, p99, _ = wrk("/v1/posts?q=" + urllib.parse.quote("붕어빵"))
+    print(f"common term (붕어빵) under {newer:,} newer posts without it: {rps:.0f} req/s, p99 {p99:.2f} ms")
+
+
+CREATE_AT = min(SIZES, key=lambda n: abs(n - 1_000_000))
 results = {}
 for size in SIZES:
     grow(size)
@@ -174,6 +197,8 @@ for size in SIZES:
         row[name] = dict(rps=rps, p99=p99, health=health, tps=tps, L=L, share=rps / L, bad=bad, page=n)
         log(f"  {name:<12} {q:<10} page {n:>2}  {rps:>7.0f} req/s  p99 {p99:>6.2f} ms  /healthz {health:>7.0f}  pgbench {tps:>7.0f}  share of L {rps / L:.2f}" + (f"  non-2xx {bad}" if bad else ""))
     results[size] = row
+    if size == CREATE_AT:
+        index_cost(size)
 
 base = results.get(10000) or results[SIZES[0]]
 print("\n| posts | query | req/s | p99 ms | /healthz | pgbench tps | share of L | vs 10k |")
@@ -183,24 +208,5 @@ for size, row in results.items():
         r = row[name]
         print(f"| {size:,} | {name} (`{q}`) | {r['rps']:.0f} | {r['p99']:.2f} | {r['health']:.0f} | {r['tps']:.0f} | {r['share']:.2f} | ×{r['rps'] / base[name]['rps']:.2f} |")
 
-# What the index costs: its size, and creating posts with and without it.
-size = SIZES[-1]
-table, index = (int(psql(f"SELECT pg_relation_size('{n}')")) for n in ("post_search", "post_search_keys_idx"))
-print(f"\nAt {size:,} posts: post_search {table / 2**20 / (size / 1e6):.0f} MiB and its index {index / 2**20 / (size / 1e6):.0f} MiB per million posts")
-lua = os.path.join(RESULTS, "search-create.lua")
-with open(lua, "w") as f:
-    f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["Authorization"] = "Bearer ' + TOKEN + '"\n'
-            'wrk.body = \'{"weatherType":"rain","category":"food","regionId":"1835848","title":"비 오는 날","body":"오늘 같은 날엔 김치파전에 막걸리랑 따뜻한 국밥, 창가 자리 카페도 좋아요 ☔"}\'\n')
-with_index = wrk("/v1/posts", lua)
-psql("DROP INDEX post_search_keys_idx")
-without_index = wrk("/v1/posts", lua)
-psql("CREATE INDEX post_search_keys_idx ON post_search USING gin (search_keys(text_doc || E'\\n' || alt_doc, post_id)) WITH (fastupdate = off)")
-print(f"POST /v1/posts: {with_index[0]:.0f} req/s (p99 {with_index[1]:.1f} ms) with the index, {without_index[0]:.0f} req/s (p99 {without_index[1]:.1f} ms) without: "
-      f"×{with_index[0] / without_index[0]:.2f}")
-# The windows' weak case: the posts just created (none holds 붕어빵) now sit above every 붕어빵; its windows grow past them
-# and the first that reaches the older posts fetches all of its candidates.
-newer = int(psql("SELECT count(*) FROM posts")) - size
-rps, p99, _ = wrk("/v1/posts?q=" + urllib.parse.quote("붕어빵"))
-print(f"common term (붕어빵) under {newer:,} newer posts without it: {rps:.0f} req/s, p99 {p99:.2f} ms")
 server.terminate()
 server.wait()
