@@ -19,9 +19,10 @@ import Vocabulary
 /// Ranked orders (`top`, `hot`, `fit`) and a list of one author walk the list's own indexes (`listQuery`, `fitList`)
 /// with the search as one more condition: the ids of every match, when the windows find at most `candidateCap` of
 /// them (`p.id = ANY(…)`), else a check of each walked post's document (`documentCondition`) — a term that common
-/// fills a page within a few hundred posts of any walk. A moderator's search in the default order finds every
-/// status, deleted posts included ("moderators search every status"); in a ranked order it shows what the
-/// moderator's list shows (visible, hidden and removed posts).
+/// fills a page within a few hundred posts of any walk. A moderator's search in the default order (no `authorId`)
+/// finds every status, deleted posts included ("moderators search every status"); in a ranked order or of one author
+/// it shows what the moderator's list shows (visible, hidden and removed posts): those walk the list's indexes, which
+/// hold no deleted post.
 extension PostgresPostStore {
     /// The most matches a ranked search ranks by id (`p.id = ANY(…)`); past it, the walk checks each post.
     static let candidateCap = 500
