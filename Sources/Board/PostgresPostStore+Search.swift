@@ -8,9 +8,10 @@ import Vocabulary
 /// reads every match before it can sort (18,000 heap rows and 72 ms for a word in 2% of 1M posts). So a page in the
 /// default order (`new`) is found newest first, a window of ids at a time, in one statement (`windowedQuery`): the
 /// newest block of 1,024 ids, then the rest of the 8,192-id block around it, then of the 65,536 one, and so on by
-/// eights up to blocks of 33.5M, each window one GIN lookup with its block tokens (at most eight) and the id range,
-/// until the page is full or the ids run out. A common word fills a page in the first window; a rare one passes
-/// through a window per eightfold of the board (7 at 10M posts), each reading only its own few matches.
+/// eights up to blocks of 33.5M, each window one GIN lookup of the terms' keys and the block's token, until the page is
+/// full or the ids run out. A common word fills a page in the first window; a rare one passes through a window per
+/// eightfold of the board (7 at 10M posts), each reading only its own matches. The cost of the eights, measured in
+/// bench/README.md: a window reads all of its candidates, up to eight times what the page needed.
 ///
 /// Each window's candidates are checked exactly (`strpos` of every term, in the title and body or in the alt texts:
 /// the index's pairs can all be there without the term) and joined to their post for the reader's visibility, the
