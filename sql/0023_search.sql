@@ -7,7 +7,7 @@
 --
 -- The index is GIN over each document's keys (`search_keys`): every character, every pair of adjacent characters
 -- (Lucene's CJK bigrams, for every script: a two-syllable Korean word is one key, `파전` inside `김치파전에` too), and
--- six block tokens that name the id range a post is in (1,024 posts, then ×8 up to 33.5M). A search looks for a
+-- nine block tokens that name the id range a post is in (1,024 posts, then ×4 up to 64M). A search looks for a
 -- term's pairs (or its character, for a one-character term), then checks the term itself with `strpos` on the few
 -- candidates; the block tokens let it walk newest first, a window at a time, instead of reading every match
 -- (bench/README.md, search: the measured choice between this, pg_trgm and RUM). No extension is needed.
@@ -19,13 +19,13 @@ CREATE TABLE post_search (
 
 ALTER TABLE media ADD COLUMN alt_search text;
 
--- The token of block `block` of `level` (blocks of 1,024 × 8^level ids).
+-- The token of block `block` of `level` (blocks of 1,024 × 4^level ids).
 CREATE FUNCTION search_block(level integer, block bigint) RETURNS bigint
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$ SELECT -((level::bigint << 40) | block) - 1 $$;
 
 -- A document's keys. A pair is two code points (21 bits each) in one bigint, a character its code point; pairs and
 -- characters with a space or a line break are left out (a term never holds one). A block token is negative:
--- -(level << 40 | id >> (10 + 3 * level)) - 1. `string_to_array(doc, NULL)` splits into characters in one pass
+-- -(level << 40 | id >> (10 + 2 * level)) - 1. `string_to_array(doc, NULL)` splits into characters in one pass
 -- (indexing an array of text by position is quadratic: 1.5 ms a post, against 40 µs).
 CREATE FUNCTION search_keys(doc text, post_id bigint) RETURNS bigint[]
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
@@ -36,7 +36,7 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
         FROM unnest(string_to_array(doc, NULL), string_to_array(substr(doc, 2), NULL)) AS pair (c, n)
         WHERE n IS NOT NULL AND c NOT IN (' ', E'\n') AND n NOT IN (' ', E'\n')
         UNION ALL
-        SELECT search_block(level, post_id >> (10 + 3 * level)) FROM generate_series(0, 5) AS level
+        SELECT search_block(level, post_id >> (10 + 2 * level)) FROM generate_series(0, 8) AS level
     )
 $$;
 

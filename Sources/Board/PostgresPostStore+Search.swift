@@ -3,15 +3,16 @@ import Vocabulary
 
 /// Search (CONTRACT §10, `q`): the posts holding every term, with the list's filters, visibility, blocks and order.
 ///
-/// The index (sql/0023) is GIN over each post's keys: its characters, its pairs of adjacent characters and six block
+/// The index (sql/0023) is GIN over each post's keys: its characters, its pairs of adjacent characters and nine block
 /// tokens naming the id range it is in. GIN finds candidates, not an order: a plain `keys @> $pairs ORDER BY id DESC`
 /// reads every match before it can sort (18,000 heap rows and 72 ms for a word in 2% of 1M posts). So a page in the
 /// default order (`new`) is found newest first, a window of ids at a time, in one statement (`windowedQuery`): the
-/// newest block of 1,024 ids, then the rest of the 8,192-id block around it, then of the 65,536 one, and so on by
-/// eights up to blocks of 33.5M, each window one GIN lookup of the terms' keys and the block's token, until the page is
+/// newest block of 1,024 ids, then the rest of the 4,096-id block around it, then of the 16,384 one, and so on by
+/// fours up to blocks of 64M, each window one GIN lookup of the terms' keys and the block's token, until the page is
 /// full or the ids run out. A common word fills a page in the first window; a rare one passes through a window per
-/// eightfold of the board (7 at 10M posts), each reading only its own matches. The cost of the eights, measured in
-/// bench/README.md: a window reads all of its candidates, up to eight times what the page needed.
+/// fourfold of the board (8 at 10M posts), each reading only its own matches. A window reads all of its candidates, up
+/// to four times what the page needed: with steps of eight (six tokens a post), a word in 0.1% of posts read ~470
+/// candidates a page at 1M posts, 586 pgbench tps against 2,146 with fours (bench/README.md).
 ///
 /// Each window's candidates are checked exactly (`strpos` of every term, in the title and body or in the alt texts:
 /// the index's pairs can all be there without the term) and joined to their post for the reader's visibility, the
@@ -63,16 +64,16 @@ extension PostgresPostStore {
     /// and that `viewer` may see with `query`'s filters, gathered window by window (see the type's comment).
     ///
     /// Window `r` ends just below the last one's start (the first at the cursor, or at the newest post) and starts at
-    /// the start of the block of 1,024 × 8^min(r, 5) ids around its end. GIN is asked for the terms' keys and that
+    /// the start of the block of 1,024 × 4^min(r, 8) ids around its end. GIN is asked for the terms' keys and that
     /// one block's token (`search_block`): the block may reach above the window into ids an earlier window read (at
-    /// most an eighth of it), which the id range leaves out. One token a window: with a token per block of the level
+    /// most a quarter of it), which the id range leaves out. One token a window: with a token per block of the level
     /// below (up to eight) each window's lookup opened ten posting lists, 60 µs a window at 1M posts.
     /// The token is its own condition (`&&`), not one more key of `@>`: as one array, the generic plan's estimate of a
     /// window grew from 25 rows to 5,000, and its cost past `jit_above_cost` (360 ms of JIT a search at 1M posts).
     /// The window's ids are read once (`OFFSET 0` keeps the planner from copying the lookup into both places that use
     /// its result: it ran twice a window).
     static func windowedQuery(_ query: PostQuery, search: SearchTerms, viewer: Viewer, need: Int) -> SQLQuery {
-        // Never above the newest post: a forged cursor of 2^62 would otherwise walk 10^11 empty windows of 33.5M ids.
+        // Never above the newest post: a forged cursor of 2^62 would otherwise walk 10^10 empty windows of 64M ids.
         var start: SQLQuery = "(SELECT coalesce(max(id), 0) FROM posts)"
         if let before = query.before { start = "least(\(before - 1)::bigint, " + start + ")" }
         var sql: SQLQuery = "WITH RECURSIVE w (round, lo, found, done) AS (SELECT 0, "
@@ -86,7 +87,7 @@ extension PostgresPostStore {
                 SELECT b.lo, array(
                     SELECT s.post_id FROM post_search s JOIN posts p ON p.id = s.post_id
                     WHERE search_keys(s.text_doc || E'\\n' || s.alt_doc, s.post_id) @> \(search.keys.map(String.init))::bigint[]
-                      AND search_keys(s.text_doc || E'\\n' || s.alt_doc, s.post_id) && ARRAY[search_block(b.level, b.hi >> (10 + 3 * b.level))]
+                      AND search_keys(s.text_doc || E'\\n' || s.alt_doc, s.post_id) && ARRAY[search_block(b.level, b.hi >> (10 + 2 * b.level))]
                       AND s.post_id + 0 BETWEEN b.lo AND b.hi
             """ as SQLQuery
         )
@@ -100,7 +101,7 @@ extension PostgresPostStore {
             """
                     ORDER BY s.post_id DESC LIMIT \(need) - cardinality(w.found)) AS ids
                 FROM (
-                    SELECT h.hi, (h.hi >> (10 + 3 * least(w.round, 5))) << (10 + 3 * least(w.round, 5)) AS lo, least(w.round, 5) AS level
+                    SELECT h.hi, (h.hi >> (10 + 2 * least(w.round, 8))) << (10 + 2 * least(w.round, 8)) AS lo, least(w.round, 8) AS level
                     FROM (SELECT w.lo - 1 AS hi) h
                 ) b
                 OFFSET 0

@@ -200,8 +200,8 @@ struct SearchTests {
             let author = try await server.anonymousAccount()
             let database = server.dependencies.database
             var expected: [String] = []
-            // Gaps in the ids of every size the windows have (1,024 × 8^k): the matches sit in different windows.
-            for gap in [0, 3, 1_500, 9_000, 70_000, 600_000, 5_000_000, 1] {
+            // Gaps in the ids of every size the windows have (1,024 × 4^k): the matches sit in different windows.
+            for gap in [0, 3, 1_500, 5_000, 20_000, 70_000, 300_000, 1_200_000, 5_000_000, 1] {
                 if gap > 0 { _ = try await database.query("SELECT setval('posts_id_seq', nextval('posts_id_seq') + \(gap))") }
                 expected.append(try await Self.post(server, author, region: region, "군고구마 \(gap)"))
                 _ = try await Self.post(server, author, region: region, "군밤 \(gap)")

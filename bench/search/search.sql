@@ -11,14 +11,14 @@ FROM w CROSS JOIN LATERAL (
     SELECT b.lo, array(
         SELECT s.post_id FROM post_search s JOIN posts p ON p.id = s.post_id
         WHERE search_keys(s.text_doc || E'\n' || s.alt_doc, s.post_id) @> :keys::text[]::bigint[]
-          AND search_keys(s.text_doc || E'\n' || s.alt_doc, s.post_id) && ARRAY[search_block(b.level, b.hi >> (10 + 3 * b.level))]
+          AND search_keys(s.text_doc || E'\n' || s.alt_doc, s.post_id) && ARRAY[search_block(b.level, b.hi >> (10 + 2 * b.level))]
           AND s.post_id + 0 BETWEEN b.lo AND b.hi
           AND (strpos(s.text_doc, :t1) > 0 OR strpos(s.alt_doc, :t1) > 0)
           AND (strpos(s.text_doc, :t2) > 0 OR strpos(s.alt_doc, :t2) > 0)
           AND p.status = 'visible' AND p.deleted_at IS NULL
         ORDER BY s.post_id DESC LIMIT :need - cardinality(w.found)) AS ids
     FROM (
-        SELECT h.hi, (h.hi >> (10 + 3 * least(w.round, 5))) << (10 + 3 * least(w.round, 5)) AS lo, least(w.round, 5) AS level
+        SELECT h.hi, (h.hi >> (10 + 2 * least(w.round, 8))) << (10 + 2 * least(w.round, 8)) AS lo, least(w.round, 8) AS level
         FROM (SELECT w.lo - 1 AS hi) h
     ) b
     OFFSET 0
