@@ -158,31 +158,46 @@ extension PostgresPostStore {
     /// thousand rows a transaction; `weatherboard migrate` runs it after the SQL files. Posts whose text was erased
     /// with their account (evidence: body '') get none. Returns how many posts it indexed; a second run indexes none.
     public static func backfillSearch(on database: PostgresPool) async throws -> Int {
-        // Folding is the server's: the rows are read and folded here, then written back.
-        while try await database.transaction({ connection in
-            let rows = try connection.query("SELECT id, alt FROM media WHERE alt IS NOT NULL AND alt_search IS NULL LIMIT 1000 FOR UPDATE")
-            for row in rows {
-                try connection.execute("UPDATE media SET alt_search = \(SearchTerms.fold(try row.decode(String.self, "alt"))) WHERE id = \(try row.decode(Int.self, "id"))")
-            }
-            return rows.count
-        }) > 0 {}
-        var indexed = 0
+        // Each batch resumes after the last id it saw (a primary-key walk): from the start each time, every batch read
+        // the whole table again to find the rows left, quadratic at 10M posts. Folding is the server's: the rows are read
+        // and folded here, then written back.
+        var lastMedia = 0
         while true {
-            let count = try await database.transaction { connection in
+            let after = lastMedia
+            guard let last = try await database.transaction({ connection -> Int? in
+                let rows = try connection.query(
+                    "SELECT id, alt FROM media WHERE id > \(after) AND alt IS NOT NULL AND alt_search IS NULL ORDER BY id LIMIT 1000 FOR UPDATE"
+                )
+                var last: Int?
+                for row in rows {
+                    let id = try row.decode(Int.self, "id")
+                    try connection.execute("UPDATE media SET alt_search = \(SearchTerms.fold(try row.decode(String.self, "alt"))) WHERE id = \(id)")
+                    last = id
+                }
+                return last
+            }) else { break }
+            lastMedia = last
+        }
+        var (indexed, lastPost) = (0, 0)
+        while true {
+            let after = lastPost
+            guard let (count, last) = try await database.transaction({ connection -> (Int, Int)? in
                 let rows = try connection.query(
                     """
                     SELECT p.id, p.title, p.body FROM posts p
-                    WHERE p.body <> '' AND NOT EXISTS (SELECT 1 FROM post_search s WHERE s.post_id = p.id)
+                    WHERE p.id > \(after) AND p.body <> '' AND NOT EXISTS (SELECT 1 FROM post_search s WHERE s.post_id = p.id)
                     ORDER BY p.id LIMIT 1000
                     """
                 )
+                var last: Int?
                 for row in rows {
-                    try Self.index(postID: try row.decode(Int.self, "id"), title: try row.decode(String?.self, "title"), body: try row.decode(String.self, "body"), on: connection)
+                    let id = try row.decode(Int.self, "id")
+                    try Self.index(postID: id, title: try row.decode(String?.self, "title"), body: try row.decode(String.self, "body"), on: connection)
+                    last = id
                 }
-                return rows.count
-            }
-            indexed += count
-            if count == 0 { return indexed }
+                return last.map { (rows.count, $0) }
+            }) else { return indexed }
+            (indexed, lastPost) = (indexed + count, last)
         }
     }
 }
