@@ -96,7 +96,30 @@ public struct PostgresModerationStore: ModerationStore {
 
     public func queue(after: Int?, limit: Int, viewer: Int?) async throws -> [QueueItem] {
         try await database.withConnection { connection in
-            let groups = try connection.query(Self.queuePage(after: after, limit: limit))
+            try Self.items(of: connection.query(Self.queuePage(after: after, limit: limit)), viewer: viewer, on: connection)
+        }
+    }
+
+    /// The queue items of `postIDs` that are in the queue now (the moderation stream's `report` events).
+    public func queueItems(postIDs: [Int]) async throws -> [QueueItem] {
+        guard !postIDs.isEmpty else { return [] }
+        return try await database.withConnection { connection in
+            try Self.items(
+                of: connection.query(
+                    """
+                    SELECT post_id, first_report_id AS first_id, first_reported_at AS first_at
+                    FROM moderation_queue WHERE post_id = ANY(\(postIDs.map(String.init))::int8[])
+                    """
+                ),
+                viewer: nil, on: connection
+            )
+        }
+    }
+
+    /// Queue items from rows of `moderation_queue` (`post_id`, `first_id`, `first_at`), with their posts, open reports
+    /// and revisions, in the rows' order.
+    private static func items(of groups: PostgresRows, viewer: Int?, on connection: PostgresConnection) throws -> [QueueItem] {
+        do {
             guard !groups.isEmpty else { return [] }
             let ids = try groups.map { String(try $0.decode(Int.self, "post_id")) }
             var posts: [Int: Post] = [:]

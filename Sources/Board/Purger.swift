@@ -30,6 +30,8 @@ public struct Purger: Sendable {
         public var trustAgeSeconds: Int = ReportPolicy().trustAgeSeconds
         /// The advisory lock that makes a pass one instance's at a time (tests use a lock of their own).
         public var lockKey: Int64 = 0x7762_7075_7267_6572  // "wbpurger"
+        /// `STREAM_BACKLOG_SECONDS`: live board events are kept this long for clients resuming (CONTRACT §11).
+        public var streamBacklogSeconds: Int = 3600
 
         public init(evidenceDays: Int = 180) {
             self.evidenceDays = evidenceDays
@@ -110,6 +112,7 @@ public struct Purger: Sendable {
                 """
             ),
             ("rate_limits", RateLimiter.purgeStatement(batchSize: batch)),
+            ("stream_events", PostgresStreamStore.trim(olderThanSeconds: policy.streamBacklogSeconds, limit: batch)),
             (
                 "sessions",
                 """

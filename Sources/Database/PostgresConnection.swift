@@ -96,6 +96,37 @@ public final class PostgresConnection {
         return poll(&pfd, 1, 0) == 0
     }
 
+    // MARK: Notifications
+
+    /// Waits up to `timeoutMilliseconds` for the server to send something, then reads it (`PQconsumeInput`) and
+    /// returns how many notifications (`NOTIFY`, for a channel this session `LISTEN`s on) arrived; 0 on a timeout.
+    /// Throws when the connection is gone (the server closed it, `pg_terminate_backend`).
+    public func waitForNotifications(timeoutMilliseconds: Int32) throws -> Int {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else { throw PostgresError(kind: .connection, message: "connection closed") }
+        var count = drainNotifications(handle)
+        if count > 0 { return count }
+        let fd = PQsocket(handle)
+        guard fd >= 0 else { throw PostgresError(kind: .connection, message: "connection has no socket") }
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&pfd, 1, timeoutMilliseconds)
+        if ready < 0 && errno != EINTR { throw PostgresError(kind: .connection, message: "poll failed: errno \(errno)") }
+        guard ready > 0 else { return 0 }
+        guard PQconsumeInput(handle) == 1, PQstatus(handle) == CONNECTION_OK else {
+            throw PostgresError(kind: .connection, message: "connection lost: \(Self.errorMessage(handle))")
+        }
+        count = drainNotifications(handle)
+        return count
+    }
+
+    private func drainNotifications(_ handle: OpaquePointer) -> Int {
+        var count = 0
+        while let notification = PQnotifies(handle) {
+            PQfreemem(notification)
+            count += 1
+        }
+        return count
+    }
+
     // MARK: Queries
 
     /// Runs a parameterized statement (prepared once per connection) and returns its rows.

@@ -60,6 +60,13 @@ public struct AppConfiguration: Sendable {
     /// `MEDIA_SYNC_SECONDS`: how often media files are moved to match their posts' visibility (also right
     /// after each moderation decision); the contract allows a minute.
     public var mediaSyncSeconds: Int = 15
+    /// The live board (CONTRACT §11): `STREAM_HEARTBEAT_SECONDS`, `STREAM_BACKLOG_SECONDS`, `STREAM_BUFFER_EVENTS`,
+    /// `STREAM_MAX_PER_CLIENT`, `STREAM_MAX`.
+    public var streamHeartbeatSeconds: Int = 15
+    public var streamBacklogSeconds: Int = 3600
+    public var streamBufferEvents: Int = 256
+    public var streamMaxPerClient: Int = 8
+    public var streamMax: Int = 20_000
 
     public init() {}
 
@@ -107,6 +114,11 @@ public struct AppConfiguration: Sendable {
         if let v = try int("MEDIA_MAX_BYTES", 1024...(512 * 1024 * 1024)) { mediaMaxBytes = v }
         if let v = try int("MEDIA_UPLOAD_TIMEOUT_SECONDS", 1...3600) { mediaUploadTimeoutSeconds = v }
         if let v = try int("MEDIA_SYNC_SECONDS", 1...60) { mediaSyncSeconds = v }
+        if let v = try int("STREAM_HEARTBEAT_SECONDS", 1...3600) { streamHeartbeatSeconds = v }
+        if let v = try int("STREAM_BACKLOG_SECONDS", 0...604_800) { streamBacklogSeconds = v }
+        if let v = try int("STREAM_BUFFER_EVENTS", 1...100_000) { streamBufferEvents = v }
+        if let v = try int("STREAM_MAX_PER_CLIENT", 1...100_000) { streamMaxPerClient = v }
+        if let v = try int("STREAM_MAX", 1...1_000_000) { streamMax = v }
         if let v = string("TRUSTED_PROXIES") {
             trustedProxies = v.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
         }

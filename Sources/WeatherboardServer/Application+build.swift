@@ -99,6 +99,7 @@ public struct AppDependencies: Sendable {
             purgePolicy: {
                 var policy = Purger.Policy(evidenceDays: configuration.reportEvidenceDays)
                 policy.trustAgeSeconds = configuration.reportTrustAgeSeconds
+                policy.streamBacklogSeconds = configuration.streamBacklogSeconds
                 return policy
             }(),
             regions: regions,
@@ -119,7 +120,8 @@ public func buildApplication(
     logger: Logger,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    let router = buildRouter(configuration: configuration, dependencies: dependencies, logger: logger)
+    let hub = StreamHub(settings: StreamHub.Settings(configuration), database: dependencies.database, logger: logger)
+    let router = buildRouter(configuration: configuration, dependencies: dependencies, logger: logger, hub: hub)
     return Application(
         router: router,
         server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
@@ -131,13 +133,15 @@ public func buildApplication(
                 logger: logger
             ),
             MediaSyncService(media: dependencies.media, interval: .seconds(configuration.mediaSyncSeconds), metrics: dependencies.metrics),
+            // Stopped before the pool (services stop in reverse order); each stream ends itself at SIGTERM.
+            StreamHubService(hub: hub, conninfo: configuration.databaseURL, heartbeat: .seconds(configuration.streamHeartbeatSeconds), logger: logger),
         ],
         onServerRunning: onServerRunning,
         logger: logger
     )
 }
 
-func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies, logger: Logger) -> Router<AppRequestContext> {
+func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies, logger: Logger, hub: StreamHub? = nil) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     router.add(middleware: EarlyAnswerMiddleware())
     router.add(
@@ -153,7 +157,7 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
         router.add(middleware: FileMiddleware(configuration.mediaStorage.directory + "/" + MediaFiles.publicPrefix.dropLast(), urlBasePath: "/media", searchForIndexHtml: false, logger: logger))
     }
     router.addRoutes(HealthController(database: dependencies.database).endpoints)
-    router.addRoutes(MetricsController(metrics: dependencies.metrics, database: dependencies.database).endpoints)
+    router.addRoutes(MetricsController(metrics: dependencies.metrics, database: dependencies.database, extra: hub.map { [$0.collectMetrics] } ?? []).endpoints)
     router.addRoutes(OpenAPIController(document: OpenAPIController.loadDocument(logger: logger)).endpoints)
 
     let api = router.group("v1")
@@ -172,6 +176,7 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
     )
     api.addRoutes(ModerationMediaController(media: dependencies.media).endpoints)
     api.addRoutes(RegionsController(regions: dependencies.regions, weather: dependencies.weather).endpoints)
+    if let hub { api.addRoutes(StreamController(hub: hub, mediaURLs: mediaURLs).endpoints) }
     return router
 }
 

@@ -72,6 +72,9 @@ struct MediaLinks: Sendable {
     let moderatorOrigin: String?
     let base: String
 
+    /// What tells two readers' links apart (the stream hub renders a post once per distinct links).
+    var cacheKey: String { (moderatorOrigin ?? "") + "\u{1}" + base }
+
     func response(_ media: Media) -> MediaResponse {
         guard let origin = moderatorOrigin else { return urls.response(media, base: base) }
         var response = urls.response(media, base: "")

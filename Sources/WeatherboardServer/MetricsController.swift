@@ -5,6 +5,8 @@ import Hummingbird
 struct MetricsController {
     let metrics: AppMetrics
     let database: PostgresPool
+    /// Values read at scrape time from elsewhere (the stream hub).
+    var extra: [@Sendable (AppMetrics) -> Void] = []
 
     var endpoints: RouteCollection<AppRequestContext> {
         let routes = RouteCollection(context: AppRequestContext.self)
@@ -12,7 +14,7 @@ struct MetricsController {
             Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: metrics.render(database: database, extra: []))
+                body: .init(byteBuffer: metrics.render(database: database, extra: extra))
             )
         }
         return routes

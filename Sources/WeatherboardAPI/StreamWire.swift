@@ -1,0 +1,44 @@
+/// The data of a live board `remove` event (CONTRACT §11): the post that left the caller's list.
+public struct StreamRemovedEvent: Decodable, Sendable {
+    public var id: String
+
+    public init(id: String) {
+        self.id = id
+    }
+}
+
+/// The data of a moderation stream `resolved` event (CONTRACT §11).
+public struct QueueResolvedEvent: Decodable, Sendable {
+    public var postId: String
+    public var action: String
+    /// nil for a decision taken outside the moderator API.
+    public var moderatorId: String?
+
+    public init(postId: String, action: String, moderatorId: String?) {
+        self.postId = postId
+        self.action = action
+        self.moderatorId = moderatorId
+    }
+}
+
+extension StreamRemovedEvent: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("id", first: true)
+        w.string(id)
+        w.raw("}")
+    }
+}
+
+extension QueueResolvedEvent: JSONWritable {
+    public func write(to w: inout JSONWriter) {
+        w.raw("{")
+        w.key("action", first: true)
+        w.string(action)
+        w.key("moderatorId")
+        w.optionalString(moderatorId)
+        w.key("postId")
+        w.string(postId)
+        w.raw("}")
+    }
+}

@@ -1,0 +1,83 @@
+import Board
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ServiceLifecycle
+import Vocabulary
+
+/// CONTRACT §11: the live board and the moderation queue as server-sent events (`StreamHub`).
+struct StreamController {
+    let hub: StreamHub
+    let mediaURLs: MediaURLs
+
+    var endpoints: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        routes.get("stream", use: board)
+        routes.get("moderation/stream", use: moderation)
+        return routes
+    }
+
+    /// The board with the list's filters, as the caller's list shows it.
+    @Sendable func board(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let input = QueryInput(request)
+        let stream = BoardStream(
+            viewer: context.viewer,
+            weatherType: try input.value("weatherType", as: WeatherType.self) { $0 != .unknown },
+            category: try input.value("category", as: Category.self),
+            regionID: try input.id("regionId")
+        )
+        return try await open(.board(stream), request: request, context: context, links: mediaURLs.links(request, context))
+    }
+
+    /// The moderation queue: moderators and admins, not while banned.
+    @Sendable func moderation(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try context.requireIdentity().requireModerator()
+        return try await open(.moderation, request: request, context: context, links: mediaURLs.links(request, context, moderator: true))
+    }
+
+    private func open(_ kind: StreamSubscriber.Kind, request: Request, context: AppRequestContext, links: MediaLinks) async throws -> Response {
+        let channel = context.channel
+        let (subscriber, start) = try await hub.subscribe(
+            kind, client: context.clientIP, language: request.language, links: links, lastEventID: request.headers[HTTPField.Name("Last-Event-ID")!],
+            disconnect: { channel.close(promise: nil) }
+        )
+        // A client that goes away ends its stream now, not at the next write.
+        channel.closeFuture.whenComplete { _ in subscriber.close() }
+        let hub = self.hub
+        let headers: HTTPFields = [
+            .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no",
+        ]
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                defer { hub.unregister(subscriber) }
+                try await withGracefulShutdownHandler {
+                    var opening = ByteBuffer(string: "retry: 2000\n")
+                    switch start {
+                    case .live(let at):
+                        opening.writeString("id: \(at)\n\n")
+                        try await writer.write(opening)
+                    case .reset(let at):
+                        opening.writeString("\n")
+                        opening.writeImmutableBuffer(StreamHub.message(id: at, event: "reset", StreamHub.EmptyObject()))
+                        try await writer.write(opening)
+                    case .resume(let after, let through):
+                        opening.writeString("\n")
+                        try await writer.write(opening)
+                        try await hub.replay(subscriber, after: after, through: through) { message in
+                            try await writer.write(message)
+                            hub.countSent(1)
+                        }
+                    }
+                    while let messages = await subscriber.next() {
+                        try await writer.write(contentsOf: messages)
+                        hub.countSent(messages.count { $0.readableBytes > 3 })  // not the heartbeats (":\n\n")
+                    }
+                } onGracefulShutdown: {
+                    hub.shutdown()
+                }
+                try await writer.finish(nil)
+            }
+        )
+    }
+}
