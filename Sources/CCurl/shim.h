@@ -8,6 +8,9 @@ static inline CURLcode wb_curl_setopt_string(CURL *h, CURLoption o, const char *
 static inline CURLcode wb_curl_setopt_pointer(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode wb_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode wb_curl_setopt_write_callback(CURL *h, CURLoption o, wb_curl_write_cb cb) { return curl_easy_setopt(h, o, cb); }
+/* Progress callback (CURLOPT_XFERINFOFUNCTION): a non-zero return aborts the transfer (CURLE_ABORTED_BY_CALLBACK). */
+typedef int (*wb_curl_xferinfo_cb)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t);
+static inline CURLcode wb_curl_setopt_xferinfo_callback(CURL *h, wb_curl_xferinfo_cb cb) { return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, cb); }
 static inline CURLcode wb_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 /* AWS Signature Version 4 (curl >= 7.75): CURLOPT_AWS_SIGV4 takes "aws:amz:REGION:SERVICE"; the key pair goes
  * in as user name and password (CURLOPT_USERNAME/CURLOPT_PASSWORD: the same as CURLOPT_USERPWD "KEY:SECRET", but a

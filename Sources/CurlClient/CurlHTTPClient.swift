@@ -10,7 +10,7 @@ import Synchronization
 /// request to the same host reuses one instead of making a new TCP (and TLS) connection. Idle handles are a
 /// stack, so requests one after another take the same handle and its connection.
 public final class CurlHTTPClient: Sendable {
-    private let threadPool: NIOThreadPool
+    let threadPool: NIOThreadPool
     private let ownsPool: Bool
     /// Handles not in a transfer, the most recently used last.
     private let idle: Mutex<[EasyHandle]>
@@ -61,7 +61,7 @@ public final class CurlHTTPClient: Sendable {
     }
 
     /// The most recently used idle handle, reset to curl's defaults (its connections stay), or a new one.
-    private func checkOut() throws -> EasyHandle {
+    func checkOut() throws -> EasyHandle {
         if let handle = idle.withLock({ $0.popLast() }) {
             curl_easy_reset(handle.pointer)
             return handle
@@ -72,7 +72,7 @@ public final class CurlHTTPClient: Sendable {
 
     /// Keeps the handle for the next transfer, unless `maxIdleHandles` are kept already: then it is released when
     /// its transfer's closure ends (outside the lock), closing its connections.
-    private func checkIn(_ handle: EasyHandle) {
+    func checkIn(_ handle: EasyHandle) {
         idle.withLock { handles in
             if handles.count < maxIdleHandles { handles.append(handle) }
         }
@@ -83,38 +83,14 @@ public final class CurlHTTPClient: Sendable {
         let handle = easy.pointer
         let sink = ResponseSink()
         let sinkPointer = Unmanaged.passUnretained(sink).toOpaque()
-        var headerList: UnsafeMutablePointer<curl_slist>? = nil
+        let headerList = try setRequestOptions(request, on: handle)
         defer { curl_slist_free_all(headerList) }
-        for (name, value) in request.headers {
-            headerList = curl_slist_append(headerList, "\(name): \(value)")
-        }
-        if request.awsSigV4 == nil {
-            // Without this, curl sends "Expect: 100-continue" for larger bodies and waits for the server.
-            headerList = curl_slist_append(headerList, "Expect:")
-        }
-
-        try check(wb_curl_setopt_string(handle, CURLOPT_URL, request.url))
-        try check(wb_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method))
-        try check(wb_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
-        try check(wb_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, request.connectTimeoutMilliseconds))
         try check(wb_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, request.timeoutMilliseconds))
-        try check(wb_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
         try check(wb_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, ""))
         // A declared length past the limit ends the transfer before its body; the write callback bounds the rest
         // (no or a lying Content-Length, a compressed body that inflates).
         try check(wb_curl_setopt_long(handle, CURLOPT_MAXFILESIZE, request.maxResponseBytes))
         sink.maxBodyBytes = request.maxResponseBytes
-        try check(wb_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList))
-        if let signature = request.awsSigV4 {
-            try check(wb_curl_setopt_aws_sigv4(handle, signature.provider, signature.accessKeyID, signature.secretAccessKey))
-            // curl 7.88 signs every header in the list, an empty "Expect:" too (as `expect;` with no value), and
-            // the server then computes another signature: so no "Expect:" here; curl may add "Expect: 100-continue"
-            // itself (unsigned, as S3 allows), and with this it sends the body at once instead of waiting 1 s.
-            try check(wb_curl_setopt_long(handle, CURLOPT_EXPECT_100_TIMEOUT_MS, 0))
-        }
-        if request.method == "HEAD" {
-            try check(wb_curl_setopt_long(handle, CURLOPT_NOBODY, 1))
-        }
         try check(wb_curl_setopt_write_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, user in
             let sink = Unmanaged<ResponseSink>.fromOpaque(user!).takeUnretainedValue()
             let length = size * count
@@ -143,14 +119,7 @@ public final class CurlHTTPClient: Sendable {
         })
         try check(wb_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, sinkPointer))
 
-        let body = request.body ?? []
-        let code: CURLcode = body.withUnsafeBufferPointer { buffer in
-            if request.body != nil {
-                _ = wb_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, buffer.count)
-                _ = wb_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!))
-            }
-            return curl_easy_perform(handle)
-        }
+        let code = performTransfer(request, on: handle)
         if sink.tooLarge || code == CURLE_FILESIZE_EXCEEDED {
             throw CurlError(code: CurlError.tooLargeCode, message: "response larger than \(request.maxResponseBytes) bytes")
         }
@@ -160,10 +129,57 @@ public final class CurlHTTPClient: Sendable {
         return CurlResponse(status: status, headers: sink.headers, body: sink.body)
     }
 
+    /// Sets what every transfer of `request` shares (a plain one and a stream): URL, method, connect timeout, protocols,
+    /// headers, signature. Returns the header list, which must outlive the transfer (`curl_slist_free_all` after it).
+    static func setRequestOptions(_ request: CurlRequest, on handle: UnsafeMutableRawPointer) throws -> UnsafeMutablePointer<curl_slist>? {
+        var headerList: UnsafeMutablePointer<curl_slist>? = nil
+        for (name, value) in request.headers {
+            headerList = curl_slist_append(headerList, "\(name): \(value)")
+        }
+        if request.awsSigV4 == nil {
+            // Without this, curl sends "Expect: 100-continue" for larger bodies and waits for the server.
+            headerList = curl_slist_append(headerList, "Expect:")
+        }
+        do {
+            try check(wb_curl_setopt_string(handle, CURLOPT_URL, request.url))
+            try check(wb_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method))
+            try check(wb_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
+            try check(wb_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, request.connectTimeoutMilliseconds))
+            try check(wb_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
+            try check(wb_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList))
+            if let signature = request.awsSigV4 {
+                try check(wb_curl_setopt_aws_sigv4(handle, signature.provider, signature.accessKeyID, signature.secretAccessKey))
+                // curl 7.88 signs every header in the list, an empty "Expect:" too (as `expect;` with no value), and
+                // the server then computes another signature: so no "Expect:" here; curl may add "Expect: 100-continue"
+                // itself (unsigned, as S3 allows), and with this it sends the body at once instead of waiting 1 s.
+                try check(wb_curl_setopt_long(handle, CURLOPT_EXPECT_100_TIMEOUT_MS, 0))
+            }
+            if request.method == "HEAD" {
+                try check(wb_curl_setopt_long(handle, CURLOPT_NOBODY, 1))
+            }
+        } catch {
+            curl_slist_free_all(headerList)
+            throw error
+        }
+        return headerList
+    }
+
+    /// Runs the transfer set up on `handle`, sending the request's body if it has one (which lives for the call).
+    static func performTransfer(_ request: CurlRequest, on handle: UnsafeMutableRawPointer) -> CURLcode {
+        let body = request.body ?? []
+        return body.withUnsafeBufferPointer { buffer in
+            if request.body != nil {
+                _ = wb_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, buffer.count)
+                _ = wb_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!))
+            }
+            return curl_easy_perform(handle)
+        }
+    }
+
     /// The most header bytes accepted from one transfer (every response of it, redirects included).
     static let maxHeaderBytes = 256 << 10
 
-    private static func check(_ code: CURLcode) throws {
+    static func check(_ code: CURLcode) throws {
         guard code != CURLE_OK else { return }
         throw CurlError(code: Int(code.rawValue), message: String(cString: curl_easy_strerror(code)))
     }
@@ -171,7 +187,7 @@ public final class CurlHTTPClient: Sendable {
 
 /// One easy handle, used by one transfer at a time: the client hands it to a transfer and takes it back after
 /// (`checkOut`/`checkIn`), so no two threads touch it at once.
-private final class EasyHandle: @unchecked Sendable {
+final class EasyHandle: @unchecked Sendable {
     let pointer: UnsafeMutableRawPointer
 
     init(_ pointer: UnsafeMutableRawPointer) { self.pointer = pointer }
