@@ -2,7 +2,9 @@
 # The generated-client walk: builds this package (swift-openapi-generator's build plugin generates `Client` from
 # the served `Sources/WeatherboardServer/openapi.yaml`, which `Sources/ClientWalk/openapi.yaml` links to), starts a
 # live server on a throwaway database with a fake open-meteo on loopback and rate limits on, and runs `ClientWalk`
-# against it over URLSessionTransport. Fails on any undocumented status or undecodable body. Called by
+# against it over URLSessionTransport (the live board's event streams over `EventStreamTransport`: on Linux,
+# URLSessionTransport collects a whole body before it returns). Fails on any undocumented status or undecodable body,
+# or when a streamed post's event does not arrive within 20 s. Called by
 # `deploy/dev test` after the swift tests.
 #
 #   Tests/GeneratedClient/walk.sh BIN     BIN = a built `weatherboard` binary

@@ -7,7 +7,8 @@ import FoundationNetworking
 #endif
 
 /// What an iOS developer does with weatherboard: the main flows through the client that swift-openapi-generator
-/// made from the served `openapi.yaml`, over `URLSessionTransport`, against a live server.
+/// made from the served `openapi.yaml`, over `URLSessionTransport`, against a live server. The event streams
+/// (CONTRACT §11) go over `EventStreamTransport`, which streams response bodies on Linux too.
 ///
 ///     ClientWalk BASE_URL        e.g. http://127.0.0.1:18385
 ///
@@ -280,7 +281,26 @@ struct ClientWalk {
         try W.check(near.region.id == seoul.id && near.band.id == .veryCold, "getOutfit", "\(near.region) \(near.band)")
         done("listOutfitBands, getRegionOutfit imperial (band veryCold, carry umbrella), getOutfit by position")
 
-        // 9. Delete the post; it is gone for everyone. Log out.
+        // 9. The live board (CONTRACT §11): the signed-in device follows GET /v1/stream while the reporter posts and then
+        //    deletes; the moderation stream wants a moderator.
+        let streamed = try await liveBoard(subscriberToken: session.token, poster: reporter, regionID: seoul.id)
+        done("streamBoard: event post for post \(streamed) within 20 s of subscribing, then event remove on its deletion")
+        let streams = EventStreamTransport()
+        defer { streams.close() }
+        let noToken = try await W.step(
+            "streamModeration (no token)", { try await Client(serverURL: serverURL, transport: streams).streamModeration() },
+            expect: { try $0.unauthorized.body.json }
+        )
+        try W.check(noToken.error.code == "unauthenticated", "streamModeration (no token)", "\(noToken)")
+        let member = try await W.step(
+            "streamModeration (member)",
+            { try await Client(serverURL: serverURL, transport: streams, middlewares: [BearerMiddleware(token: session.token)]).streamModeration() },
+            expect: { try $0.forbidden.body.json }
+        )
+        try W.check(member.error.code == "forbidden", "streamModeration (member)", "\(member)")
+        done("streamModeration without a token (401 unauthenticated), as a member (403 forbidden)")
+
+        // 10. Delete the post; it is gone for everyone. Log out.
         _ = try await W.step("deletePost", { try await device.deletePost(path: .init(id: post.id)) }, expect: { try $0.noContent })
         let gone = try await W.step("getPost (deleted)", { try await anonymous.getPost(path: .init(id: post.id)) }, expect: { try $0.notFound.body.json })
         try W.check(gone.error.code == "not_found", "getPost (deleted)", "\(gone)")
@@ -288,6 +308,89 @@ struct ClientWalk {
         _ = try await W.step("getMe (logged out)", { try await device.getMe() }, expect: { try $0.unauthorized })
         done("deletePost (204, then 404), logout (204, then 401)")
         return steps
+    }
+}
+
+extension ClientWalk {
+    /// Step 9: subscribes to `GET /v1/stream` (no filters) as `subscriberToken` through the generated client, waits
+    /// for the stream's first message (`retry: 2000` and the id-only `id:` that fixes where it starts, so nothing
+    /// committed after it can be missed), then has `poster` create a post and reads until that post's `event: post`
+    /// arrives, then has `poster` delete it and reads until its `event: remove`. Heartbeats and id-only messages
+    /// (events without data) and other posts' events are skipped; every payload must decode as the type its event
+    /// names. All of it within 20 s, else the walk fails naming what it was waiting for. The stream is cancelled
+    /// afterwards, whatever happened. Returns the post's id.
+    func liveBoard(subscriberToken: String, poster: Client, regionID: String) async throws -> String {
+        typealias W = WalkFailure
+        let name = "streamBoard"
+        let streams = EventStreamTransport()
+        defer { streams.close() }
+        let subscriber = Client(serverURL: serverURL, transport: streams, middlewares: [BearerMiddleware(token: subscriberToken)])
+        let waiting = WaitingFor("the response to GET /v1/stream")
+        return try await W.within(seconds: 20, name, waiting) {
+            let opened = try await W.step(name, { try await subscriber.streamBoard() }, expect: { try $0.ok })
+            var events = try opened.body.textEventStream.asDecodedServerSentEvents().makeAsyncIterator()
+            waiting.set("the stream's first message")
+            guard let first = try await events.next() else { throw W(step: name, detail: "the stream ended before its first message") }
+            try W.check(
+                first.retry == 2000 && first.id != nil && first.event == nil && first.data == nil, name,
+                "the first message must be `retry: 2000` with an `id:` and no event or data: \(first)"
+            )
+            let draft = Components.Schemas.CreatePostRequest(weatherType: .rain, category: .outfit, body: "우산 챙기세요 ☂️", regionId: regionID)
+            let post = try await W.step(
+                "createPost (streamed)", { try await poster.createPost(headers: .init(idempotencyKey: UUID().uuidString), body: .json(draft)) },
+                expect: { try $0.created.body.json }
+            )
+            waiting.set("event: post for post \(post.id) (created after the stream's first message)")
+            try await Self.read(&events, name, waiting) { event, payload in
+                if event.event == "post", case .post(let streamed) = payload, streamed.id == post.id {
+                    try W.check(streamed.body == post.body && streamed.region.id == regionID, name, "event: post \(streamed) for \(post)")
+                    return true
+                }
+                return false
+            }
+            _ = try await W.step("deletePost (streamed)", { try await poster.deletePost(path: .init(id: post.id)) }, expect: { try $0.noContent })
+            waiting.set("event: remove for post \(post.id) (deleted by its author)")
+            try await Self.read(&events, name, waiting) { event, payload in
+                if case .removed(let removed) = payload, removed.id == post.id { return true }
+                return false
+            }
+            return post.id
+        }
+    }
+
+    /// A board event's `data`, decoded as the type its `event:` names (CONTRACT §11).
+    enum BoardPayload {
+        case post(Components.Schemas.Post)
+        case removed(Components.Schemas.StreamRemoved)
+    }
+
+    /// Reads `events` until `found` says yes. Skips events without data (heartbeats, id-only messages); decodes every
+    /// other event's data as its type and fails the walk on an event the board stream does not send, an undecodable
+    /// payload, an event without an id, or the end of the stream.
+    static func read<Events: AsyncIteratorProtocol>(
+        _ events: inout Events, _ name: String, _ waiting: WaitingFor,
+        until found: (ServerSentEvent, BoardPayload) throws -> Bool
+    ) async throws where Events.Element == ServerSentEvent {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        while let event = try await events.next() {
+            guard let data = event.data else { continue }
+            try WalkFailure.check(event.id != nil, name, "an event without an id: \(event)")
+            let payload: BoardPayload
+            do {
+                switch event.event {
+                case "post", "update": payload = .post(try decoder.decode(Components.Schemas.Post.self, from: Data(data.utf8)))
+                case "remove": payload = .removed(try decoder.decode(Components.Schemas.StreamRemoved.self, from: Data(data.utf8)))
+                default: throw WalkFailure(step: name, detail: "unexpected event \(event.event ?? "(none)") while waiting for \(waiting.value): \(event)")
+                }
+            } catch let failure as WalkFailure {
+                throw failure
+            } catch {
+                throw WalkFailure(step: name, detail: "event \(event.event ?? "") data does not decode: \(error); \(data.prefix(300))")
+            }
+            if try found(event, payload) { return }
+        }
+        throw WalkFailure(step: name, detail: "the stream ended while waiting for \(waiting.value)")
     }
 }
 

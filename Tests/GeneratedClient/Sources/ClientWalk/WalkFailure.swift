@@ -1,3 +1,5 @@
+import Foundation
+
 /// A step of the walk that did not get the answer it expected: an undocumented status (the generated
 /// `.undocumented` case), a documented but unexpected one, or a body the generated types could not decode
 /// (the generated client throws `ClientError` for that, which `step` reports with the step's name).
@@ -35,4 +37,36 @@ struct WalkFailure: Error, CustomStringConvertible {
     static func check(_ condition: Bool, _ step: String, _ detail: @autoclosure () -> String) throws {
         if !condition { throw WalkFailure(step: step, detail: detail()) }
     }
+}
+
+extension WalkFailure {
+    /// Runs `body` and fails the step if it has not finished within `seconds`, naming what it was `waiting` for then;
+    /// `body` is cancelled when the time is up.
+    static func within<Value: Sendable>(
+        seconds: Int, _ step: String, _ waiting: WaitingFor, _ body: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try await withThrowingTaskGroup(of: Value?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw WalkFailure(step: step, detail: "nothing within \(seconds) s: still waiting for \(waiting.value)")
+            }
+            return value
+        }
+    }
+}
+
+/// What a timed step is waiting for, for its failure message.
+final class WaitingFor: @unchecked Sendable {
+    private let lock = NSLock()
+    private var what: String
+
+    init(_ what: String) { self.what = what }
+
+    var value: String { lock.withLock { what } }
+    func set(_ what: String) { lock.withLock { self.what = what } }
 }
