@@ -11,81 +11,39 @@ public struct PostgresStreamStore: Sendable {
         self.database = database
     }
 
-    /// One read of the events after a position: the ones every stream may now be sent, and the new horizon.
-    public struct Batch: Sendable {
-        /// Events below the horizon, in order: final (no transaction that could still add one below them is running).
-        public var events: [StreamEvent]
-        /// The position a reader has read through once it has sent `events` (the last event's, or the horizon's when
-        /// fewer than the limit came back).
-        public var through: StreamPosition
-        /// Committed events above the horizon wait for an older transaction to end (one that may yet write events
-        /// below them): read again soon, even without a notification.
-        public var heldBack: Bool
-    }
+    static let columns = """
+        id, kind, post_id, author_id, region_id, old_state, old_weather, old_category, new_state, new_weather, new_category, audience, action, moderator_id
+        """
 
-    /// The events after `position`, at most `limit`. The horizon, `pg_snapshot_xmin` of the statement's own snapshot,
-    /// is the oldest transaction still running: every event with a smaller xid has committed (and is visible to this
-    /// statement) or never will. Events at or above it are not returned yet; they are what `heldBack` reports.
-    public func events(after position: StreamPosition, limit: Int = 500) async throws -> Batch {
-        let rows = try await database.query(
-            """
-            SELECT h.horizon, e.* FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon) h
-            LEFT JOIN LATERAL (
-                SELECT xid, seq, kind, post_id, author_id, region_id, old_state, old_weather, old_category, new_state, new_weather, new_category,
-                       audience, action, moderator_id
-                FROM stream_events WHERE (xid, seq) > (\(position.xid), \(position.seq)) ORDER BY xid, seq LIMIT \(limit)
-            ) e ON true
-            """
-        )
-        let horizon = try rows[0].decode(Int64.self, "horizon")
-        var events: [StreamEvent] = []
-        var heldBack = false
-        for row in rows {
-            guard let xid = try row.decode(Int64?.self, "xid") else { break }
-            guard xid < horizon else {
-                heldBack = true
-                break
-            }
-            events.append(try Self.event(from: row))
-        }
-        var through = events.last?.position ?? position
-        if events.count < limit || heldBack {
-            through = max(through, StreamPosition(xid: horizon, seq: 0))
-        }
-        return Batch(events: events, through: through, heldBack: heldBack)
-    }
-
-    /// The events in (`after`, `through`], in order (a resuming client's catch-up), at most `limit`; all final, as
-    /// `through` was a reader's position.
-    public func events(after: StreamPosition, through: StreamPosition, limit: Int = 500) async throws -> [StreamEvent] {
+    /// The events after `position`, in order, at most `limit`. Ids are given in commit order (sql/0024), so these are
+    /// final: no event can still appear below the last one.
+    public func events(after position: StreamPosition, limit: Int = 500) async throws -> [StreamEvent] {
         try await database.query(
-            """
-            SELECT xid, seq, kind, post_id, author_id, region_id, old_state, old_weather, old_category, new_state, new_weather, new_category,
-                   audience, action, moderator_id
-            FROM stream_events WHERE (xid, seq) > (\(after.xid), \(after.seq)) AND (xid, seq) <= (\(through.xid), \(through.seq))
-            ORDER BY xid, seq LIMIT \(limit)
-            """
+            "SELECT \(raw: Self.columns) FROM stream_events WHERE id > \(position.id) ORDER BY id LIMIT \(limit)"
         ).map(Self.event(from:))
     }
 
-    /// Whether a client may resume after `position` without having missed anything: no event after it has been
-    /// trimmed (`stream_trim`), an event position names an event that exists, and a horizon is not in the future.
+    /// The events in (`after`, `through`], in order (a resuming client's catch-up), at most `limit`.
+    public func events(after: StreamPosition, through: StreamPosition, limit: Int = 500) async throws -> [StreamEvent] {
+        try await database.query(
+            "SELECT \(raw: Self.columns) FROM stream_events WHERE id > \(after.id) AND id <= \(through.id) ORDER BY id LIMIT \(limit)"
+        ).map(Self.event(from:))
+    }
+
+    /// Whether a client may resume after `position` without having missed anything: nothing after it has been trimmed
+    /// (`stream_trim`), and it is not beyond the last event (a forged id).
     public func canResume(after position: StreamPosition) async throws -> Bool {
         let rows = try await database.query(
             """
-            SELECT (\(position.xid), \(position.seq)) >= (t.xid, t.seq) AS kept,
-                   CASE WHEN \(position.seq) > 0 THEN EXISTS (SELECT 1 FROM stream_events e WHERE e.xid = \(position.xid) AND e.seq = \(position.seq))
-                        ELSE \(position.xid) <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint END AS known
-            FROM stream_trim t
+            SELECT \(position.id) >= t.id AND \(position.id) <= (SELECT coalesce(max(id), 0) FROM stream_events) AS ok FROM stream_trim t
             """
         )
-        guard let row = rows.first else { return false }
-        return try row.decode(Bool.self, "kept") && row.decode(Bool.self, "known")
+        return try rows.first?.decode(Bool.self, "ok") ?? false
     }
 
-    /// The current horizon as a position (where a reader starting now begins).
-    public func horizon() async throws -> StreamPosition {
-        StreamPosition(xid: try await database.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon")[0].decode(Int64.self, "horizon"), seq: 0)
+    /// The last event committed (where a reader starting now begins).
+    public func latest() async throws -> StreamPosition {
+        StreamPosition(try await database.query("SELECT coalesce(max(id), (SELECT id FROM stream_trim)) AS id FROM stream_events")[0].decode(Int64.self, "id"))
     }
 
     /// The posts of `ids` as they are now, with their images, whatever their status (each stream decides what it may
@@ -131,18 +89,16 @@ public struct PostgresStreamStore: Sendable {
         }
     }
 
-    /// Deletes events older than `seconds`, at most `limit`, and raises `stream_trim` to the highest position deleted,
-    /// so a client resuming from below it is told to reload (`reset`). The purger runs it until it deletes fewer.
+    /// Deletes events older than `seconds`, at most `limit`, oldest first, and raises `stream_trim` to the highest id
+    /// deleted, so a client resuming from below it is told to reload (`reset`). The purger runs it until it deletes fewer.
     public static func trim(olderThanSeconds seconds: Int, limit: Int) -> SQLQuery {
         """
         WITH gone AS (
-            SELECT xid, seq FROM stream_events WHERE created_at < now() - make_interval(secs => \(seconds)) ORDER BY created_at LIMIT \(limit)
+            SELECT id FROM stream_events WHERE created_at < now() - make_interval(secs => \(seconds)) ORDER BY id LIMIT \(limit)
         ), raised AS (
-            UPDATE stream_trim t SET xid = top.xid, seq = top.seq
-            FROM (SELECT xid, seq FROM gone ORDER BY xid DESC, seq DESC LIMIT 1) top WHERE (top.xid, top.seq) > (t.xid, t.seq)
-            RETURNING 1
+            UPDATE stream_trim t SET id = top.id FROM (SELECT max(id) AS id FROM gone) top WHERE top.id > t.id RETURNING 1
         )
-        DELETE FROM stream_events WHERE (xid, seq) IN (SELECT xid, seq FROM gone)
+        DELETE FROM stream_events WHERE id IN (SELECT id FROM gone)
         """
     }
 
@@ -154,7 +110,7 @@ public struct PostgresStreamStore: Sendable {
             )
         }
         return StreamEvent(
-            position: StreamPosition(xid: try row.decode(Int64.self, "xid"), seq: try row.decode(Int64.self, "seq")),
+            position: StreamPosition(try row.decode(Int64.self, "id")),
             kind: try UnknownStoredValue.decode(StreamEvent.Kind.self, row.decode(String.self, "kind"), column: "stream_events.kind"),
             postID: try row.decode(Int?.self, "post_id"),
             authorID: try row.decode(Int?.self, "author_id"),

@@ -112,9 +112,9 @@ public final class AppMetrics: Sendable {
     public func setTotal(_ label: String, dimensions: [(String, String)] = [], to value: Int) {
         let key = label + dimensions.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
         let delta = counterState.delta(key: key, total: value)
-        if delta > 0 {
-            Counter(label: label, dimensions: dimensions, factory: factory).increment(by: delta)
-        }
+        // Made even at zero, so a scrape shows every counter from the start.
+        let counter = Counter(label: label, dimensions: dimensions, factory: factory)
+        if delta > 0 { counter.increment(by: delta) }
     }
 
     public func setGauge(_ label: String, dimensions: [(String, String)] = [], to value: Double) {

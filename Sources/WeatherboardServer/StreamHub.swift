@@ -16,12 +16,12 @@ import WeatherboardAPI
 /// for every subscriber of this instance), reads their posts and queue items once, and queues each subscriber what
 /// its list shows of them, rendered once per kind of reader.
 ///
-/// None missed, none twice. Positions are (xid, seq) and the reader takes only events below the horizon (the oldest
-/// running transaction): below it no event can still appear, however transactions commit. `cursor` is how far this
-/// instance has read. A subscriber registers under the same lock that moves `cursor`, so every event is either after
-/// its start (the pump queues it) or at or before it (its catch-up reads it from the table): a client resuming after
-/// `L` gets (L, cursor] from the table, then live events. A client that saw more on another instance (L > cursor)
-/// skips what it has seen. A position this instance cannot resume from (trimmed, unknown, forged) gets `reset`.
+/// None missed, none twice. Event ids are given in commit order (sql/0024): once an id is visible, no smaller one can
+/// appear. `cursor` is the last id this instance has read. A subscriber registers under the same lock that moves
+/// `cursor`, so every event is either after its start (the pump queues it) or at or before it (its catch-up reads it
+/// from the table): a client resuming after `L` gets (L, cursor] from the table, then live events. A client that saw
+/// more on another instance (L > cursor) skips what it has seen. An id this instance cannot resume from (trimmed,
+/// beyond the last event, garbage) gets `reset`.
 final class StreamHub: Sendable {
     struct Settings: Sendable {
         var heartbeatSeconds = 15
@@ -142,10 +142,10 @@ final class StreamHub: Sendable {
         }
     }
 
-    /// Where this instance starts reading: the horizon when it first needs one.
+    /// Where this instance starts reading: the last event committed, when it first needs a start.
     private func startingCursor() async throws -> StreamPosition {
         if let cursor = state.withLock({ $0.cursor }) { return cursor }
-        return try await store.horizon()
+        return try await store.latest()
     }
 
     // MARK: Reading
@@ -155,49 +155,41 @@ final class StreamHub: Sendable {
         self.wake.yield()
     }
 
-    /// Reads and delivers events until cancelled: at every wake, and again shortly while events are held back behind
-    /// a running transaction (which may end without a notification).
+    /// Reads and delivers events at every wake until cancelled; after a failed read, again after a back-off (a
+    /// notification may have been its only wake).
     func pump() async {
         var iterator = wakes.makeAsyncIterator()
-        var retry = 10
+        var retry = 50
         while !Task.isCancelled {
-            var heldBack = false
             do {
-                heldBack = try await catchUp()
+                try await catchUp()
+                retry = 50
             } catch {
                 if Task.isCancelled { return }
-                logger.warning("stream read failed", metadata: ["error": "\(error)"])
-                heldBack = true
-            }
-            if heldBack {
+                logger.warning("stream read failed", metadata: ["error": "\(error)", "retry_ms": "\(retry)"])
                 try? await Task.sleep(for: .milliseconds(retry))
-                retry = min(retry * 2, 1000)
+                retry = min(retry * 2, 5000)
                 continue
             }
-            retry = 10
             guard await iterator.next() != nil else { return }
         }
     }
 
-    /// Reads everything final after the cursor and delivers it; true when committed events still wait for an older
-    /// transaction.
-    func catchUp() async throws -> Bool {
+    /// Reads everything after the cursor and delivers it.
+    func catchUp() async throws {
         guard let from = state.withLock({ $0.cursor }) else {
-            let horizon = try await store.horizon()
-            state.withLock { state in state.cursor = state.cursor ?? horizon }
-            return false
+            let latest = try await store.latest()
+            state.withLock { state in state.cursor = state.cursor ?? latest }
+            return
         }
         var position = from
         while true {
-            let batch = try await store.events(after: position, limit: 500)
-            try await deliver(batch.events, to: nil) { subscriber, message in
+            let events = try await store.events(after: position, limit: 500)
+            try await deliver(events, to: nil) { subscriber, message in
                 if subscriber.enqueue(message) == .dropped { self.dropped.add(1, ordering: .relaxed) }
             }
-            state.withLock { state in
-                if let cursor = state.cursor, batch.through > cursor { state.cursor = batch.through }
-            }
-            if batch.events.count < 500 || batch.heldBack { return batch.heldBack }
-            position = batch.through
+            guard events.count == 500, let last = events.last else { return }
+            position = last.position
         }
     }
 
