@@ -101,6 +101,33 @@ struct AdminClient: Sendable {
         return response
     }
 
+    /// Opens an event stream (CONTRACT §11) and returns once the server answers 2xx, resuming after `lastEventID`
+    /// when given. The transfer has no total timeout; its body arrives as the server sends it. Other answers throw:
+    /// `StreamUnavailable` for those worth trying again later (429, 5xx), else the one-line `AdminError` of any call
+    /// (401: session expired, 403: forbidden, …); `AdminError(.unreachable)` when there is no answer.
+    func openStream(_ path: String, lastEventID: String) async throws -> CurlStreamingResponse {
+        var headers: [(String, String)] = [("Accept", "text/event-stream"), ("Cache-Control", "no-cache"), ("User-Agent", "weatherboard-admin")]
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        if !lastEventID.isEmpty { headers.append(("Last-Event-ID", lastEventID)) }
+        let request = CurlRequest(method: "GET", url: server + path, headers: headers, connectTimeoutMilliseconds: 5_000)
+        let response: CurlStreamingResponse
+        do {
+            response = try await Self.http.stream(request)
+        } catch let error as CurlError {
+            throw AdminError(.unreachable, "cannot reach \(server): \(error.message)")
+        }
+        guard (200..<300).contains(response.status) else {
+            // An error reply is the usual small JSON; a stream that will not end is cut at 64 KiB.
+            let body = (try? await response.body.collect(upTo: 64 << 10)) ?? []
+            let error = mapError(CurlResponse(status: response.status, headers: response.headers, body: body), method: "GET", path: path)
+            if response.status == 429 || response.status >= 500 {
+                throw StreamUnavailable(message: error.message, retryAfterSeconds: response.header("Retry-After").flatMap { Int($0) })
+            }
+            throw error
+        }
+        return response
+    }
+
     private func decode<T: Decodable>(_ type: T.Type, _ response: CurlResponse, path: String) throws -> T {
         do {
             return try Self.decoder.decode(type, from: Data(response.body))
@@ -130,4 +157,11 @@ struct AdminClient: Sendable {
             return AdminError(.server, "\(message)\(code)")
         }
     }
+}
+
+/// A stream the server cannot open now (429 past the streams per client, 503 while draining or full, another 5xx):
+/// worth opening again, after `Retry-After` when the server sent it.
+struct StreamUnavailable: Error, Sendable {
+    var message: String
+    var retryAfterSeconds: Int?
 }

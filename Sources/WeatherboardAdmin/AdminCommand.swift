@@ -14,6 +14,7 @@ struct AdminCommand: AsyncParsableCommand {
         subcommands: [
             LoginCommand.self, LogoutCommand.self, QueueCommand.self, ShowCommand.self, ReviewCommand.self,
             DismissCommand.self, RemoveCommand.self, RestoreCommand.self, BanCommand.self, UnbanCommand.self, LogCommand.self, MediaCommand.self, SearchCommand.self,
+            WatchCommand.self,
         ]
     )
 }
