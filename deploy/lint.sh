@@ -12,7 +12,7 @@
 #             certificate paths pointed at a self-signed certificate made with openssl, and log paths in
 #             the temp dir. Then that site runs for real on loopback in front of a stub upstream, and curl
 #             checks that nothing under /metrics gets through (/metrics/, //metrics, /%6detrics, …) while
-#             /healthz and /v1/posts do.
+#             /healthz and /v1/posts do, and that the event streams (/v1/stream) are not buffered.
 #   docker    no Docker engine here (so no build, no `docker compose config`): compose.yaml is parsed with
 #             PyYAML and checked structurally; the Dockerfile's stages, COPY sources and ignore file are
 #             checked against the repository.
@@ -214,12 +214,23 @@ lint_nginx_live() {
 
   # The stub upstream logs every path it is asked for; none may name /metrics.
   cat >"$run/stub.py" <<'PY'
-import sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
+import sys, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 log = open(sys.argv[2], "a", buffering=1)
 class Stub(BaseHTTPRequestHandler):
     def do_GET(self):
         log.write(self.path + "\n")
+        if self.path.split("?")[0] in ("/v1/stream", "/v1/moderation/stream"):
+            # An event stream as the app sends it (without X-Accel-Buffering, so that nginx's own settings are
+            # what is tested): the first message at once, then the response held open.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Cache-Control", "no-cache")
+            self.end_headers()
+            self.wfile.write(b"retry: 2000\nid: 1-1\n\n")
+            self.wfile.flush()
+            time.sleep(3)
+            return
         body = ("stub " + self.path + "\n").encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
@@ -228,7 +239,7 @@ class Stub(BaseHTTPRequestHandler):
         self.wfile.write(body)
     def log_message(self, *args):
         pass
-HTTPServer(("127.0.0.1", int(sys.argv[1])), Stub).serve_forever()
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Stub).serve_forever()
 PY
   : >"$run/stub.log"
   python3 "$run/stub.py" "$stub_port" "$run/stub.log" 2>"$run/stub.err" &
@@ -341,6 +352,18 @@ CONF
   status="$(curl -s --max-time 5 -o /dev/null -w '%{http_code} %{redirect_url}' -H 'Host: api.weatherboard.example' "http://127.0.0.1:$http_port/v1/posts")"
   if [ "$status" = "301 https://api.weatherboard.example/v1/posts" ]; then pass "nginx live: plain HTTP redirects to HTTPS"
   else fail "nginx live: plain HTTP answered '$status', want a 301 to https"; fi
+  # The live board's event streams pass through unbuffered: the stub sends the first message and holds the
+  # response open for 3 s; curl, cut off after 1.5 s, must already have it.
+  local streamed=""
+  for path in '/v1/stream?weatherType=rain' /v1/moderation/stream; do
+    : >"$run/body"
+    curl -sk --max-time 1.5 --resolve "api.weatherboard.example:$https_port:127.0.0.1" -D "$run/headers" -o "$run/body" \
+      "https://api.weatherboard.example:$https_port$path" 2>/dev/null
+    grep -qx 'id: 1-1' "$run/body" && grep -qi '^content-type: text/event-stream' "$run/headers" ||
+      streamed+=$'\n'"$path → nothing within 1.5 s: $(head -c 80 "$run/body" 2>/dev/null)"
+  done
+  if [ -z "$streamed" ]; then pass "nginx live: /v1/stream and /v1/moderation/stream reach the client unbuffered"
+  else fail "nginx live: event streams held back by nginx" "${streamed#$'\n'}"; fi
   stop_live_nginx
 }
 
