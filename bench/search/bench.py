@@ -108,6 +108,8 @@ def grow(target):
     log(f"==> growing to {target:,} posts")
     t0 = time.time()
     psql("DROP INDEX IF EXISTS post_search_keys_idx")
+    # Seeded posts are not live board events (sql/0024's deferred triggers would queue one per row until the commit).
+    psql("ALTER TABLE posts DISABLE TRIGGER posts_stream_insert")
     psql(f"""
         INSERT INTO posts (author_id, region_id, weather_type, category, title, body, created_at)
         SELECT {AUTHOR}, 1835848, (ARRAY['clearSky','rain','snow','mist','showerRain'])[1 + i % 5], (ARRAY['food','place','music','outfit','activity'])[1 + (i / 5) % 5],
@@ -116,6 +118,7 @@ def grow(target):
     # A place's name in 25 more posts at each size, spread over the new ids: a term whose matches stay few (a full page
     # already at 10k posts).
     psql(f"UPDATE posts SET body = body || ' 을밀대 냉면' WHERE id IN (SELECT generate_series({start} + 1, {target}, ({target} - {start}) / 25))")
+    psql("ALTER TABLE posts ENABLE TRIGGER posts_stream_insert")
     psql(f"""
         INSERT INTO post_search (post_id, text_doc)
         SELECT id, replace(lower(normalize(coalesce(title, '') || E'\\n' || body, NFKC)), U&'\\FE0F', '') FROM posts WHERE id > (SELECT coalesce(max(post_id), 0) FROM post_search)""")

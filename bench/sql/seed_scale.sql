@@ -17,6 +17,9 @@ SELECT (SELECT array_agg(id ORDER BY id) FROM accounts WHERE display_name LIKE '
 
 SELECT coalesce(max(id), 0) AS start FROM posts \gset
 
+-- Seeded posts are not live board events (sql/0024's deferred triggers would queue one per row until the commit).
+ALTER TABLE posts DISABLE TRIGGER posts_stream_insert;
+
 INSERT INTO posts (author_id, region_id, weather_type, category, title, body, status, hidden_reason, deleted_at, deleted_by,
                    created_at, trusted_helpful_count, helpful_count,
                    conditions_weather_type, conditions_feels_like, conditions_band, conditions_observed_at)
@@ -44,6 +47,8 @@ CROSS JOIN LATERAL (SELECT CASE WHEN i % 4 <> 3 THEN (((i * 13) % 450) - 100) / 
 INSERT INTO media (owner_id, post_id, position, storage_key, width, height, byte_size, preview_byte_size, blurhash, alt)
 SELECT p.author_id, p.id, k, md5(p.id::text || '-' || k), 2048, 1536, 412345, 41234, 'LEHV6nWB2yk8pyo0adR*.7kCMdnj', '창밖의 안개 ' || k
 FROM posts p CROSS JOIN generate_series(0, 1) AS k WHERE p.id > :start AND p.weather_type = 'mist';
+
+ALTER TABLE posts ENABLE TRIGGER posts_stream_insert;
 
 VACUUM ANALYZE posts;
 VACUUM ANALYZE media;
