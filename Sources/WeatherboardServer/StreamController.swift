@@ -41,9 +41,10 @@ struct StreamController {
             kind, client: context.clientIP, language: request.language, links: links, lastEventID: request.headers[HTTPField.Name("Last-Event-ID")!],
             disconnect: { channel.close(promise: nil) }
         )
-        // A client that goes away ends its stream now, not at the next write.
-        channel.closeFuture.whenComplete { _ in subscriber.close() }
         let hub = self.hub
+        // A client that goes away ends its stream now, not at the next write; and its slot is given back even if the
+        // response body never starts.
+        channel.closeFuture.whenComplete { _ in hub.unregister(subscriber) }
         let headers: HTTPFields = [
             .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no",
         ]
