@@ -52,14 +52,17 @@ curl -fsS -X POST "$BASE/v1/posts" -H "Authorization: Bearer $TOKEN" -H 'Content
 
 echo "==> schemathesis against $BASE" >&2
 cd "$(mktemp -d)"
-# Operations that end the session would log the fuzzer out; they are covered by the swift tests.
+# Operations that end the session would log the fuzzer out; they are covered by the swift tests. The live board's
+# event streams stay open for as long as the client reads, and schemathesis reads a whole body before checking it,
+# so a 200 would never end: they are walked by Tests/GeneratedClient and tested in the swift tests.
 run_schemathesis() {
   local seed="$1"
   "$VENV/bin/schemathesis" --config-file "$ROOT/Tests/Conformance/schemathesis.toml" run "$BASE/openapi.yaml" --url "$BASE" \
     -H "Authorization: Bearer $TOKEN" \
     --checks not_a_server_error,status_code_conformance,response_schema_conformance,negative_data_rejection \
     --seed "$seed" --max-examples 25 --phases examples,coverage,fuzzing --workers 1 --no-color \
-    --exclude-operation-id deleteMe --exclude-operation-id logout --exclude-operation-id register
+    --exclude-operation-id deleteMe --exclude-operation-id logout --exclude-operation-id register \
+    --exclude-operation-id streamBoard --exclude-operation-id streamModeration
 }
 OUT="$(mktemp)"
 status=0
