@@ -124,7 +124,7 @@ public func buildApplication(
     let router = buildRouter(configuration: configuration, dependencies: dependencies, logger: logger, hub: hub)
     return Application(
         router: router,
-        server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
+        server: .http1(configuration: .init(additionalChannelHandlers: [StreamHangupHandler()], idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "weatherboard"),
         services: [
             DatabaseShutdownService(dependencies: dependencies),

@@ -45,6 +45,7 @@ struct StreamController {
         // A client that goes away ends its stream now, not at the next write; and its slot is given back even if the
         // response body never starts.
         channel.closeFuture.whenComplete { _ in hub.unregister(subscriber) }
+        StreamHangupHandler.markStreaming(channel)
         let headers: HTTPFields = [
             .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no",
         ]
@@ -71,7 +72,15 @@ struct StreamController {
                         }
                     }
                     while let messages = await subscriber.next() {
-                        try await writer.write(contentsOf: messages)
+                        // Everything waiting in one write (one chunk, one system call) however many events piled up.
+                        if messages.count == 1 {
+                            try await writer.write(messages[0])
+                        } else {
+                            var joined = ByteBuffer()
+                            joined.reserveCapacity(messages.reduce(0) { $0 + $1.readableBytes })
+                            for message in messages { joined.writeImmutableBuffer(message) }
+                            try await writer.write(joined)
+                        }
                         hub.countSent(messages.count { $0.readableBytes > 3 })  // not the heartbeats (":\n\n")
                     }
                 } onGracefulShutdown: {

@@ -52,9 +52,14 @@ final class StreamHub: Sendable {
     private let dropped = Atomic<Int>(0)
     private let listener: Mutex<PostgresListener?> = Mutex(nil)
 
-    private struct State {
+    fileprivate struct State {
         var cursor: StreamPosition?
         var subscribers: [Int: StreamSubscriber] = [:]
+        /// Board streams without a region filter, board streams by their region, moderation streams: a post event
+        /// visits only the streams that may show it.
+        var anyRegion: [Int: StreamSubscriber] = [:]
+        var regions: [Int: [Int: StreamSubscriber]] = [:]
+        var moderators: [Int: StreamSubscriber] = [:]
         var perClient: [String: Int] = [:]
         var nextID = 0
         var closed = false
@@ -115,7 +120,7 @@ final class StreamHub: Sendable {
                 id: state.nextID, kind: kind, client: client, language: language, links: links, limit: settings.bufferEvents, skipThrough: skip,
                 disconnect: disconnect
             )
-            state.subscribers[subscriber.id] = subscriber
+            state.add(subscriber)
             state.perClient[client, default: 0] += 1
             if subscriber.isModeration { state.moderation += 1 } else { state.board += 1 }
             return .success((subscriber, begin))
@@ -135,7 +140,7 @@ final class StreamHub: Sendable {
     func unregister(_ subscriber: StreamSubscriber) {
         subscriber.close()
         state.withLock { state in
-            guard state.subscribers.removeValue(forKey: subscriber.id) != nil else { return }
+            guard state.remove(subscriber) else { return }
             let left = state.perClient[subscriber.client, default: 1] - 1
             state.perClient[subscriber.client] = left > 0 ? left : nil
             if subscriber.isModeration { state.moderation -= 1 } else { state.board -= 1 }
@@ -224,7 +229,7 @@ final class StreamHub: Sendable {
                 targets
                 ?? state.withLock { state in
                     if let cursor = state.cursor, event.position > cursor { state.cursor = event.position }
-                    return Array(state.subscribers.values)
+                    return state.audience(of: event)
                 }
             guard !subscribers.isEmpty else { continue }
             switch event.kind {
@@ -411,5 +416,44 @@ extension StreamHub.Settings {
             heartbeatSeconds: configuration.streamHeartbeatSeconds, backlogSeconds: configuration.streamBacklogSeconds,
             bufferEvents: configuration.streamBufferEvents, maxPerClient: configuration.streamMaxPerClient, max: configuration.streamMax
         )
+    }
+}
+
+extension StreamHub.State {
+    mutating func add(_ subscriber: StreamSubscriber) {
+        subscribers[subscriber.id] = subscriber
+        switch subscriber.kind {
+        case .moderation: moderators[subscriber.id] = subscriber
+        case .board(let stream):
+            if let region = stream.regionID { regions[region, default: [:]][subscriber.id] = subscriber } else { anyRegion[subscriber.id] = subscriber }
+        }
+    }
+
+    /// False if it was not registered (already removed).
+    mutating func remove(_ subscriber: StreamSubscriber) -> Bool {
+        guard subscribers.removeValue(forKey: subscriber.id) != nil else { return false }
+        switch subscriber.kind {
+        case .moderation: moderators[subscriber.id] = nil
+        case .board(let stream):
+            if let region = stream.regionID {
+                regions[region]?[subscriber.id] = nil
+                if regions[region]?.isEmpty == true { regions[region] = nil }
+            } else {
+                anyRegion[subscriber.id] = nil
+            }
+        }
+        return true
+    }
+
+    /// The streams that may show `event`.
+    func audience(of event: StreamEvent) -> [StreamSubscriber] {
+        switch event.kind {
+        case .post:
+            var streams = Array(anyRegion.values)
+            if let region = event.regionID, let local = regions[region] { streams.append(contentsOf: local.values) }
+            return streams
+        case .block, .unblock: return Array(subscribers.values)
+        case .report, .resolved: return Array(moderators.values)
+        }
     }
 }
