@@ -77,15 +77,21 @@ struct QueueWatch: Sendable {
                 }
                 backoff.reset()
                 let resuming = parser.lastEventID.isEmpty ? "" : ", resuming after event \(TextLayout.singleLine(parser.lastEventID))"
-                Console.error(
+                let announcement =
                     connected
-                        ? "reconnected to \(client.server)\(resuming)"
-                        : "watching the moderation queue on \(client.server)\(resuming) (Ctrl-C stops)"
-                )
+                    ? "reconnected to \(client.server)\(resuming)"
+                    : "watching the moderation queue on \(client.server)\(resuming) (Ctrl-C stops)"
                 connected = true
                 parser.beginStream()
+                var announced = false
                 do {
                     for try await chunk in response.body {
+                        // Said once the stream's first message arrives (the server sends one at once): from then on
+                        // the server has its place in the queue's events, so whatever happens next is printed.
+                        if !announced {
+                            Console.error(announcement)
+                            announced = true
+                        }
                         for event in try parser.feed(chunk) { printer.print(event) }
                     }
                     reason = "the server ended the stream"
