@@ -92,7 +92,14 @@ final class StreamHub: Sendable {
                 resetRequested = true
             }
         }
-        let start = try await startingCursor()
+        // The viewer's blocks, read before registering (so no event of a blocked author slips through while the
+        // registration settles) and again after it (a block or unblock committed in between).
+        let account: Int? = if case .board(let stream) = kind { stream.viewer.accountID } else { nil }
+        var blocksBefore: Set<Int> = []
+        if let account { blocksBefore = try await store.blockedAuthors(of: account) }
+        // The last event committed: a new stream starts there even if this instance has not read that far yet (events
+        // committed before the stream opened would otherwise arrive on it as new).
+        let latest = try await store.latest()
         let registered: Result<(StreamSubscriber, Start), APIError> = state.withLock { state in
             guard !state.closed else { return .failure(APIError(.serviceUnavailable, "service_unavailable", "the server is shutting down", retryAfter: 1)) }
             guard state.subscribers.count < settings.max else {
@@ -101,7 +108,7 @@ final class StreamHub: Sendable {
             guard state.perClient[client, default: 0] < settings.maxPerClient else {
                 return .failure(APIError(.tooManyRequests, "rate_limited", "at most \(settings.maxPerClient) open streams per client", retryAfter: 5))
             }
-            let cursor = state.cursor ?? start
+            let cursor = state.cursor ?? latest
             state.cursor = cursor
             state.nextID += 1
             let begin: Start
@@ -114,21 +121,24 @@ final class StreamHub: Sendable {
                     skip = after
                 }
             } else {
-                begin = resetRequested ? .reset(at: cursor) : .live(at: cursor)
+                let from = max(cursor, latest)
+                if from > cursor { skip = from }
+                begin = resetRequested ? .reset(at: from) : .live(at: from)
             }
             let subscriber = StreamSubscriber(
                 id: state.nextID, kind: kind, client: client, language: language, links: links, limit: settings.bufferEvents, skipThrough: skip,
                 disconnect: disconnect
             )
+            subscriber.assumeBlocks(blocksBefore)
             state.add(subscriber)
             state.perClient[client, default: 0] += 1
             if subscriber.isModeration { state.moderation += 1 } else { state.board += 1 }
             return .success((subscriber, begin))
         }
         let (subscriber, begin) = try registered.get()
-        if let account = subscriber.board?.viewer.accountID {
+        if let account {
             do {
-                subscriber.addBlocks(try await store.blockedAuthors(of: account))
+                subscriber.settleBlocks(try await store.blockedAuthors(of: account))
             } catch {
                 unregister(subscriber)
                 throw error
@@ -145,12 +155,6 @@ final class StreamHub: Sendable {
             state.perClient[subscriber.client] = left > 0 ? left : nil
             if subscriber.isModeration { state.moderation -= 1 } else { state.board -= 1 }
         }
-    }
-
-    /// Where this instance starts reading: the last event committed, when it first needs a start.
-    private func startingCursor() async throws -> StreamPosition {
-        if let cursor = state.withLock({ $0.cursor }) { return cursor }
-        return try await store.latest()
     }
 
     // MARK: Reading
@@ -324,9 +328,9 @@ final class StreamHub: Sendable {
         let posts = try await store.postsOf(author: author, limit: 101)
         for subscriber in affected {
             guard let stream = subscriber.board else { continue }
-            let wasBlocked = subscriber.blocks(author)
+            // Sent even when the stream already knew of the block (it read its blocks when it opened): a client
+            // resuming from before the block has not had these removes.
             subscriber.block(author)
-            if wasBlocked { continue }
             if posts.count > 100 {
                 send(subscriber, Self.message(id: event.position, event: "reset", EmptyObject()))
                 continue

@@ -34,6 +34,9 @@ final class StreamSubscriber: Sendable {
         var blocked: Set<Int> = []
         /// Events at or below it were sent by another instance before the client came here.
         var skipThrough: StreamPosition?
+        /// Blocks and unblocks applied from events while the blocks read at registration were on their way
+        /// (`settleBlocks` applies them again over that read, so neither can undo the other).
+        var blockChanges: [(author: Int, blocked: Bool)]? = []
     }
 
     enum Enqueued {
@@ -75,10 +78,34 @@ final class StreamSubscriber: Sendable {
         state.withLock { state in state.skipThrough.map { event.position > $0 } ?? true }
     }
 
-    func block(_ author: Int) { state.withLock { _ = $0.blocked.insert(author) } }
-    func unblock(_ author: Int) { state.withLock { _ = $0.blocked.remove(author) } }
-    func addBlocks(_ authors: Set<Int>) { state.withLock { $0.blocked.formUnion(authors) } }
-    func blocks(_ author: Int) -> Bool { state.withLock { $0.blocked.contains(author) } }
+    func block(_ author: Int) {
+        state.withLock { state in
+            state.blocked.insert(author)
+            state.blockChanges?.append((author, true))
+        }
+    }
+
+    func unblock(_ author: Int) {
+        state.withLock { state in
+            state.blocked.remove(author)
+            state.blockChanges?.append((author, false))
+        }
+    }
+
+    /// The blocks read before registering: in force until `settleBlocks`.
+    func assumeBlocks(_ authors: Set<Int>) { state.withLock { $0.blocked = authors } }
+
+    /// The blocks read after registering, with whatever block events were applied since replayed over them.
+    func settleBlocks(_ authors: Set<Int>) {
+        state.withLock { state in
+            var blocked = authors
+            for change in state.blockChanges ?? [] {
+                if change.blocked { blocked.insert(change.author) } else { blocked.remove(change.author) }
+            }
+            state.blocked = blocked
+            state.blockChanges = nil
+        }
+    }
 
     /// Queues `message`; past the bound the subscriber is dropped and its connection closed. A heartbeat is queued only
     /// when nothing else waits (anything waiting shows the connection is alive).
