@@ -129,13 +129,6 @@ struct ReconnectBackoff: Sendable {
     mutating func reset() { failures = 0 }
 }
 
-/// `event: resolved`'s data (CONTRACT §11): `moderatorId` null for an operator's action.
-struct QueueResolvedEvent: Decodable, Sendable {
-    var postId: String
-    var action: String
-    var moderatorId: String?
-}
-
 /// An event as one line: for people, or as JSON `{"id","event","data"}`.
 struct WatchPrinter: Sendable {
     let json: Bool
