@@ -277,10 +277,15 @@ final class StreamHub: Sendable {
     ) async throws {
         guard let postID = event.postID else { return }
         var shown: [(StreamSubscriber, BoardStream.Change)] = []
+        var removed: ByteBuffer?
+        var pacer = Pacer()
         for subscriber in subscribers {
             guard let change = subscriber.change(for: event) else { continue }
             if change == .remove || post == nil {
-                send(subscriber, Self.message(id: event.position, event: "remove", StreamRemovedEvent(id: String(postID))))
+                let message = removed ?? Self.message(id: event.position, event: "remove", StreamRemovedEvent(id: String(postID)))
+                removed = message
+                send(subscriber, message)
+                await pacer.tick()
             } else {
                 shown.append((subscriber, change))
             }
@@ -298,6 +303,7 @@ final class StreamHub: Sendable {
                 change: change, author: reader.accountID, moderator: reader.isModerator,
                 helped: stream.viewer.accountID.map(helped.contains) ?? false, language: subscriber.language, links: subscriber.links.cacheKey
             )
+            await pacer.tick()
             if let message = rendered[key] {
                 send(subscriber, message)
                 continue
@@ -347,10 +353,25 @@ final class StreamHub: Sendable {
 
     /// Queues a comment to every stream with nothing waiting (`STREAM_HEARTBEAT_SECONDS`): proxies and clients see
     /// the connection alive, and a stream whose client has gone fails its write and ends.
-    func heartbeat() {
+    func heartbeat() async {
         let subscribers = state.withLock { Array($0.subscribers.values) }
         let beat = ByteBuffer(string: ":\n\n")
-        for subscriber in subscribers { subscriber.enqueue(beat, heartbeat: true) }
+        var pacer = Pacer()
+        for subscriber in subscribers {
+            subscriber.enqueue(beat, heartbeat: true)
+            await pacer.tick()
+        }
+    }
+
+    /// Spreads a burst (one event to 10,000 streams wakes 10,000 response tasks): after every 256 messages the pump
+    /// yields, so requests that arrived meanwhile (a `/healthz`, a post) run between those tasks instead of after them all.
+    struct Pacer {
+        private var count = 0
+
+        mutating func tick() async {
+            count += 1
+            if count % 256 == 0 { await Task.yield() }
+        }
     }
 
     /// Ends every stream and refuses new ones (SIGTERM).

@@ -19,7 +19,7 @@ struct StreamHubService: Service {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await hub.pump() }
             group.addTask { [heartbeat] in
-                while (try? await Task.sleep(for: heartbeat)) != nil { hub.heartbeat() }
+                while (try? await Task.sleep(for: heartbeat)) != nil { await hub.heartbeat() }
             }
             try? await gracefulShutdown()
             hub.shutdown()

@@ -35,6 +35,8 @@ FANOUT_POSTS = int(os.environ.get("FANOUT_POSTS", "5"))
 CREATE_SECONDS = int(os.environ.get("CREATE_SECONDS", "15"))
 HEALTH_SECONDS = int(os.environ.get("HEALTH_SECONDS", "20"))
 IDLE_SECONDS = int(os.environ.get("IDLE_SECONDS", "15"))
+# Phase 6: the same number of streams, each watching one of REGIONS regions (`?regionId=`), and creates spread over them.
+REGIONS = int(os.environ.get("REGIONS", "250"))
 CREATE_CONNS = 16
 PORT = int(os.environ.get("BENCH_PORT", "18095"))
 HOST = "127.0.0.1"
@@ -174,6 +176,10 @@ class Board:
         self.t0 = {}             # marker number -> perf_counter just before its POST was sent
         self.arrivals = {}       # marker number -> [seconds from t0, one per stream that received it]
         self.reconnect = True
+        self.regions = None      # phase 6: stream n watches regions[n % len(regions)]
+
+    def path(self, n):
+        return "/v1/stream" if not self.regions else f"/v1/stream?regionId={self.regions[n % len(self.regions)]}"
 
     def address(self, n):
         a = n // PER_ADDRESS
@@ -197,10 +203,11 @@ class Board:
 
 
 class Stream(asyncio.Protocol):
-    __slots__ = ("board", "n", "forwarded", "last_id", "opened", "transport", "status", "head", "tail", "done")
+    __slots__ = ("board", "n", "forwarded", "last_id", "opened", "transport", "status", "head", "tail", "done", "path")
 
     def __init__(self, board, n, forwarded, last_id, opened):
         self.board, self.n, self.forwarded, self.last_id, self.opened = board, n, forwarded, last_id, opened
+        self.path = board.path(n)
         self.status = None
         self.head = b""
         self.tail = b""
@@ -209,7 +216,7 @@ class Stream(asyncio.Protocol):
     def connection_made(self, transport):
         self.transport = transport
         resume = f"Last-Event-ID: {self.last_id}\r\n" if self.last_id else ""
-        transport.write(f"GET /v1/stream HTTP/1.1\r\nHost: {HOST}:{PORT}\r\nAccept: text/event-stream\r\nX-Forwarded-For: {self.forwarded}\r\n{resume}\r\n".encode())
+        transport.write(f"GET {self.path} HTTP/1.1\r\nHost: {HOST}:{PORT}\r\nAccept: text/event-stream\r\nX-Forwarded-For: {self.forwarded}\r\n{resume}\r\n".encode())
 
     def data_received(self, data):
         now = time.perf_counter()
@@ -293,6 +300,11 @@ async def create_post(board, k):
     status = int(head[9:12])
     assert status == 201, head
     return answered
+
+
+async def regional_one(board, n, gate):
+    async with gate:
+        return await board.connect(n)
 
 
 def pctl(values, p):
@@ -443,6 +455,36 @@ async def main():
     log(f"    afterwards: {R['create_after_events']:,} more events in {R['create_drain_seconds']:.0f} s; ended by the server {R['create_ended']}, "
         f"connections lost {R['create_lost']}, dropped (metric) {R['create_dropped']:.0f}, reconnects {R['create_reconnects']}; open {board.open:,}")
 
+    # Phase 6: streams that watch a region each, creates spread over the same regions (each post reaches the streams of
+    # its region: STREAMS / REGIONS of them).
+    board.reconnect = False
+    for st in list(board.streams.values()):
+        if not st.done:
+            st.transport.close()
+    await until(lambda: not metrics().get('stream_open{stream="board"}'), 30, 0.25)
+    regions = sh("psql", "-X", "-At", URL, "-c",
+                 f"SELECT id FROM regions WHERE country_code = 'KR' ORDER BY population DESC, id LIMIT {REGIONS}").split()
+    regional = Board()
+    regional.regions = regions
+    log(f"==> 6. {STREAMS:,} streams over {len(regions)} regions, creates spread over them: POST /v1/posts wrk -t1 -c{CREATE_CONNS} -d{CREATE_SECONDS}s")
+    statuses = await asyncio.gather(*(regional_one(regional, n, gate) for n in range(STREAMS)))
+    R["regional_opened"] = sum(1 for x in statuses if x == 200)
+    lua = os.path.join(RESULTS, "stream-create-regional.lua")
+    with open(lua, "w") as f:
+        f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["Authorization"] = "Bearer ' + TOKEN + '"\n'
+                'local regions = {' + ",".join(f'"{r}"' for r in regions) + '}\n'
+                'request = function()\n  local r = regions[math.random(#regions)]\n'
+                '  return wrk.format(nil, nil, nil, \'{"weatherType":"rain","category":"food","regionId":"\' .. r .. \'","title":"비 오는 날","body":"' + BODY.replace('"', '\\"') + '"}\')\nend\n')
+    m0, c0, e0 = metrics(), server_cpu(), regional.events
+    R["create_regional"] = await wrk("/v1/posts", CREATE_CONNS, CREATE_SECONDS, lua)
+    R["regional_events"], R["regional_cpu"] = regional.events - e0, server_cpu() - c0
+    R["rss_regional"] = mib("VmRSS")
+    log(f"    {R['regional_opened']:,} open; creates {R['create_regional']['rps']:.0f}/s p99 {R['create_regional']['p99']:.1f} ms "
+        f"(×{R['create_regional']['rps'] / R['create_alone']['rps']:.2f} of without streams); {R['regional_events']:,} events received; RSS {R['rss_regional']:.0f} MiB")
+    for st in list(regional.streams.values()):
+        if not st.done:
+            st.transport.close()
+
     R["rss_peak"] = mib("VmHWM")
     R["rss_end"] = mib("VmRSS")
     R["refused"] = board.refused
@@ -514,6 +556,10 @@ ca, cs = R["create_alone"], R["create_streams"]
 p(f"| `POST /v1/posts` (`wrk -t1 -c{CREATE_CONNS} -d{CREATE_SECONDS}s`) without streams | {ca['rps']:,.0f} req/s, p99 {ca['p99']:.1f} ms{', non-2xx ' + str(ca['non2xx']) if ca['non2xx'] else ''} | |")
 p(f"| the same with {R['streams_before_create']:,} streams open | {cs['rps']:,.0f} req/s, p99 {cs['p99']:.1f} ms{', non-2xx ' + str(cs['non2xx']) if cs['non2xx'] else ''}: "
   f"**×{ratio:.2f}** | ≥ ×0.8: {met(ratio >= 0.8)} |")
+cr = R["create_regional"]
+p(f"| the same with {R['regional_opened']:,} streams each watching one of {REGIONS} regions, creates spread over those regions "
+  f"(each post reaches ~{STREAMS // max(1, REGIONS)} streams) | {cr['rps']:,.0f} req/s, p99 {cr['p99']:.1f} ms: **×{cr['rps'] / ca['rps']:.2f}**; "
+  f"{R['regional_events']:,} events received | ≥ ×0.8: {met(cr['rps'] / ca['rps'] >= 0.8)} |")
 p(f"| events the streams received during those creates / after wrk ended (until 3 s quiet{'' if R['create_drained'] else ', not reached in 90 s'}) / "
   f"posts created × streams | {R['create_events']:,} / {R['create_after_events']:,} / {R['create_expected']:,} (server counted {R['create_sent']:,.0f} sent in the window) | |")
 p(f"| streams the server dropped as slow readers in that phase (metric) / ended by the server / connections lost / reconnects / open at the end | "
