@@ -11,8 +11,13 @@ public struct Account: Sendable, Equatable {
     public var banned: Bool
     public var bannedUntil: Date?
     public var createdAt: Date
+    /// The primary's WAL position after this account's last write (sql/0025): its reads must see at least that.
+    public var writeLSN: Int64
 
-    public init(id: Int, kind: AccountKind, username: String?, displayName: String, role: Role, banned: Bool, bannedUntil: Date?, createdAt: Date) {
+    public init(
+        id: Int, kind: AccountKind, username: String?, displayName: String, role: Role, banned: Bool, bannedUntil: Date?, createdAt: Date,
+        writeLSN: Int64 = 0
+    ) {
         self.id = id
         self.kind = kind
         self.username = username
@@ -21,5 +26,6 @@ public struct Account: Sendable, Equatable {
         self.banned = banned
         self.bannedUntil = bannedUntil
         self.createdAt = createdAt
+        self.writeLSN = writeLSN
     }
 }

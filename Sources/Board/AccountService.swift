@@ -32,6 +32,11 @@ public struct AccountService: Sendable {
     }
 
     /// Resolves `Authorization: Bearer <token>`. Malformed, unknown and revoked tokens are all `unauthenticated`.
+    /// Notes that `identity` has just written, so its next reads, on any instance, see the write (CONTRACT §12).
+    public func recordWrite(by identity: Identity) async throws {
+        try await store.recordWrite(accountID: identity.accountID)
+    }
+
     public func authenticate(bearer: String) async throws -> Identity {
         guard let token = Token(parsing: bearer) else { throw BoardError.unauthenticated }
         guard let identity = try await store.identity(tokenHash: token.hash) else { throw BoardError.unauthenticated }

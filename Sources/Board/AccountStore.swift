@@ -10,6 +10,8 @@ public protocol AccountStore: Sendable {
     ) async throws -> (Account, replayed: Bool)
     /// The account behind a token hash, with the session id; nil for unknown or revoked tokens.
     func identity(tokenHash: String) async throws -> Identity?
+    /// Notes that the account has just written (read-your-writes on standbys, CONTRACT §12).
+    func recordWrite(accountID: Int) async throws
     /// Turns an anonymous account into a registered one, revokes its tokens and issues a new session.
     func register(accountID: Int, username: String, passwordHash: String, tokenHash: String, tokenPrefix: String) async throws -> Account
     /// Whether a (normalized) username is taken, by a live account.

@@ -25,7 +25,10 @@ public struct ModerationService: Sendable {
         }
         let note = try rawNote.map { try TextRules.validate($0, field: "note", range: 0...500) }.flatMap { $0.isEmpty ? nil : $0 }
         // Only posts the reporter can see can be reported (404 otherwise, like reading them).
-        let post = try await posts.post(id: postID, viewer: Viewer(identity))
+        // On the primary: a report is a write, and the post it names may be newer than a standby.
+        var viewer = Viewer(identity)
+        viewer.readsAfter = nil
+        let post = try await posts.post(id: postID, viewer: viewer)
         guard post.authorID != identity.accountID else { throw BoardError.forbidden("you cannot report your own post") }
         // Only a new report is counted: a repeat answers the first one (200) without spending the allowance.
         let filed = try await store.report(

@@ -115,7 +115,7 @@ public struct PostService: Sendable {
 
     /// One post, or `notFound` when the viewer may not see it.
     public func post(id: Int, viewer: Viewer) async throws -> Post {
-        guard let post = try await store.post(id: id, viewer: viewer.accountID), Self.canSee(post, viewer: viewer) else {
+        guard let post = try await store.read(id: id, viewer: viewer), Self.canSee(post, viewer: viewer) else {
             throw BoardError.notFound("post")
         }
         return post

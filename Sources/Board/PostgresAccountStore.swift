@@ -11,7 +11,7 @@ public struct PostgresAccountStore: AccountStore {
 
     /// The account columns every query selects, with the ban already checked against the clock.
     static let columns = """
-        a.id, a.kind, a.username, a.display_name, a.role, a.created_at,
+        a.id, a.kind, a.username, a.display_name, a.role, a.created_at, a.write_lsn,
         (a.banned AND (a.banned_until IS NULL OR a.banned_until > now())) AS banned_now,
         CASE WHEN a.banned AND (a.banned_until IS NULL OR a.banned_until > now()) THEN a.banned_until END AS banned_until_now
         """
@@ -25,7 +25,8 @@ public struct PostgresAccountStore: AccountStore {
             role: try UnknownStoredValue.decode(Role.self, row.decode(String.self, "role"), column: "accounts.role"),
             banned: try row.decode(Bool.self, "banned_now"),
             bannedUntil: try row.decode(Date?.self, "banned_until_now"),
-            createdAt: try row.decode(Date.self, "created_at")
+            createdAt: try row.decode(Date.self, "created_at"),
+            writeLSN: try row.decode(Int64.self, "write_lsn")
         )
     }
 
@@ -55,6 +56,16 @@ public struct PostgresAccountStore: AccountStore {
             try connection.execute("INSERT INTO sessions (account_id, token_hash, token_prefix) VALUES (\(account.id), \(tokenHash), \(tokenPrefix))")
             try idempotency?.complete(resourceID: account.id, on: connection)
             return (account, false)
+        }
+    }
+
+    /// Notes that `accountID` has just written: its reads must see the primary's WAL as it is now (sql/0025). Its own
+    /// commit is not waited for (`synchronous_commit = off`): a marker lost in a crash is a marker of writes the
+    /// new primary may not have either.
+    public func recordWrite(accountID: Int) async throws {
+        try await database.transaction { connection in
+            try connection.execute("SET LOCAL synchronous_commit = off")
+            try connection.execute("UPDATE accounts SET write_lsn = (pg_current_wal_lsn() - '0/0')::bigint WHERE id = \(accountID)")
         }
     }
 

@@ -85,6 +85,11 @@ extension PostgresPostStore {
     }
 
     public func list(_ query: PostQuery, viewer: Viewer) async throws -> [Post] {
+        try await routed(viewer) { try await $0.listHere(query, viewer: viewer) }
+    }
+
+    /// `list` on this store's own pool.
+    func listHere(_ query: PostQuery, viewer: Viewer) async throws -> [Post] {
         if let search = query.search { return try await searchList(query, search: search, viewer: viewer) }
         if query.sort == .fit { return try await fitList(query, viewer: viewer) }
         return try Self.posts(await database.query(Self.withMedia(Self.listQuery(query, viewer: viewer), viewer: viewer.accountID, sort: query.sort)))

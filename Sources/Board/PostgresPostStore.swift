@@ -5,9 +5,18 @@ import Vocabulary
 /// Posts in PostgreSQL. Lists are keyset pages over partial indexes (see sql/0004_posts.sql).
 public struct PostgresPostStore: PostStore {
     let database: PostgresPool
+    /// Standbys for the reads that may be served by one (`list`, `read`; CONTRACT §12); nil: everything on `database`.
+    let reads: ReplicaRouter?
 
-    public init(database: PostgresPool) {
+    public init(database: PostgresPool, reads: ReplicaRouter? = nil) {
         self.database = database
+        self.reads = reads
+    }
+
+    /// Runs `body` with a store on the pool `viewer`'s reads go to (`ReplicaRouter`), or on this one.
+    func routed<T: Sendable>(_ viewer: Viewer, _ body: (PostgresPostStore) async throws -> T) async throws -> T {
+        guard let reads else { return try await body(self) }
+        return try await reads.read(after: viewer.readsAfter) { pool in try await body(PostgresPostStore(database: pool)) }
     }
 
     static let select: String = """
@@ -179,6 +188,10 @@ public struct PostgresPostStore: PostStore {
 
     public func post(id: Int, viewer: Int?) async throws -> Post? {
         try Self.posts(await database.query(Self.byID(id, viewer: viewer))).first
+    }
+
+    public func read(id: Int, viewer: Viewer) async throws -> Post? {
+        try await routed(viewer) { try await $0.post(id: id, viewer: viewer.accountID) }
     }
 
     public func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> (Post, removedMedia: [String]) {

@@ -8,16 +8,25 @@ import Vocabulary
 /// process for five minutes (bounded); unknown ids and nearest-region lookups always ask the database.
 public struct RegionStore: RegionProviding {
     public let database: PostgresPool
+    /// Standbys: the catalog changes only with `weatherboard migrate`, so any standby fresh enough serves it.
+    let reads: ReplicaRouter?
     private let regionsByID = RegionCache<Region>(capacity: 50_000)
     private let searches = RegionCache<SearchPage>(capacity: 10_000)
 
-    public init(database: PostgresPool) {
+    public init(database: PostgresPool, reads: ReplicaRouter? = nil) {
         self.database = database
+        self.reads = reads
+    }
+
+    /// A catalog read, on a standby when there is one fresh enough.
+    private func read(_ query: SQLQuery) async throws -> PostgresRows {
+        guard let reads else { return try await database.query(query) }
+        return try await reads.read(after: 0) { try await $0.query(query) }
     }
 
     public func region(id: Int) async throws -> Region? {
         if let cached = regionsByID.value(for: String(id)) { return cached }
-        let rows = try await database.query("SELECT \(raw: Region.columns) FROM regions WHERE id = \(id)")
+        let rows = try await read("SELECT \(raw: Region.columns) FROM regions WHERE id = \(id)")
         guard let region = try rows.first.map(Region.init(row:)) else { return nil }
         regionsByID.store(region, for: String(id))
         return region
@@ -30,7 +39,7 @@ public struct RegionStore: RegionProviding {
 
     public func nearest(lat: Double, lon: Double) async throws -> Region? {
         let (lat, lon) = (Self.arithmeticSafe(lat), Self.arithmeticSafe(lon))
-        let rows = try await database.query(
+        let rows = try await read(
             "SELECT \(raw: Region.columns) FROM regions ORDER BY position <-> region_position(\(lat), \(lon)) LIMIT 1"
         )
         return try rows.first.map(Region.init(row:))
@@ -89,7 +98,7 @@ public struct RegionStore: RegionProviding {
         let id = cursor?.id ?? 0
         let rows: PostgresRows
         if normalized.isEmpty {
-            rows = try await database.query("""
+            rows = try await read("""
                 SELECT \(raw: Region.columns), 0 AS rank FROM regions
                 WHERE population < \(population) OR (population = \(population) AND id > \(id))
                 ORDER BY population DESC, id LIMIT \(fetch)
@@ -97,7 +106,7 @@ public struct RegionStore: RegionProviding {
         } else {
             let upper = RegionName.upperBound(forPrefix: normalized)
             // Rank the matching names alone (region_names carries the population), then fetch only one page.
-            rows = try await database.query("""
+            rows = try await read("""
                 SELECT \(raw: Region.qualifiedColumns), page.rank FROM (
                     SELECT region_id, rank, population FROM (
                         SELECT region_id, min(CASE WHEN is_primary THEN 0 ELSE 1 END) AS rank, max(population) AS population

@@ -1,3 +1,4 @@
+import Database
 import Foundation
 import MediaStorage
 import Logging
@@ -7,6 +8,10 @@ public struct AppConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     public var port: Int = 8080
     public var databaseURL: String = ""
+    /// `DATABASE_READ_URL`: standbys for the reads that may be served by one (CONTRACT §12); nil: the primary only.
+    public var databaseReadURL: String?
+    /// `DATABASE_MAX_REPLICA_LAG_MS`: a standby further behind than this is not read from.
+    public var maxReplicaLagMilliseconds: Int = 500
     /// Twice the CPU cores, at least 4: every connection has its own thread, and on a small machine more
     /// threads than that only add context switches (measured in bench/README.md).
     public var dbPoolSize: Int = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
@@ -86,6 +91,15 @@ public struct AppConfiguration: Sendable {
         if let v = string("HOST") { host = v }
         if let v = try int("PORT", 0...65535) { port = v }
         if let v = string("DATABASE_URL") { databaseURL = v }
+        databaseReadURL = string("DATABASE_READ_URL")
+        if let url = databaseReadURL {
+            do {
+                _ = try ReplicaRouter.splitHosts(url)
+            } catch {
+                throw ConfigurationError("DATABASE_READ_URL is not a libpq URI or conninfo: \(error)")
+            }
+        }
+        if let v = try int("DATABASE_MAX_REPLICA_LAG_MS", 0...3_600_000) { maxReplicaLagMilliseconds = v }
         if let v = try int("DB_POOL_SIZE", 1...256) { dbPoolSize = v }
         if let v = try int("DB_STATEMENT_TIMEOUT_MS", 1...3_600_000) { dbStatementTimeoutMilliseconds = v }
         if let v = try int("DB_PIPELINE_DEPTH", 1...64) { dbPipelineDepth = v }

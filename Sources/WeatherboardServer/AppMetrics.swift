@@ -121,6 +121,24 @@ public final class AppMetrics: Sendable {
         Gauge(label: label, dimensions: dimensions, factory: factory).record(value)
     }
 
+    /// Standbys (CONTRACT §12): `db_replica_up{standby}`, `db_replica_lag_seconds{standby}` (-1 while unknown),
+    /// `db_reads_total{target}` (reads that could go to a standby, by where they went: `primary` or the standby),
+    /// `db_read_fallbacks_total` (standby reads run again on the primary), `db_primary_changes_total` (failovers and
+    /// restarts of the primary seen).
+    static func replicaCollector(_ reads: ReplicaRouter) -> @Sendable (AppMetrics) -> Void {
+        { metrics in
+            let snapshot = reads.snapshot
+            for standby in snapshot.standbys {
+                metrics.setGauge("db_replica_up", dimensions: [("standby", standby.name)], to: standby.up ? 1 : 0)
+                metrics.setGauge("db_replica_lag_seconds", dimensions: [("standby", standby.name)], to: standby.lagMilliseconds.map { $0 / 1000 } ?? -1)
+                metrics.setTotal("db_reads_total", dimensions: [("target", standby.name)], to: standby.reads)
+            }
+            metrics.setTotal("db_reads_total", dimensions: [("target", "primary")], to: snapshot.primaryReads)
+            metrics.setTotal("db_read_fallbacks_total", to: snapshot.fallbacks)
+            metrics.setTotal("db_primary_changes_total", to: snapshot.primaryChanges)
+        }
+    }
+
     /// Refreshes the scrape-time values and renders the Prometheus text format.
     func render(database: PostgresPool, extra: [@Sendable (AppMetrics) -> Void]) -> ByteBuffer {
         let usage = database.usage

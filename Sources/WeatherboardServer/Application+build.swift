@@ -33,14 +33,17 @@ public struct AppDependencies: Sendable {
     /// The media store's threads (S3 transfers, local file calls), apart from the shared pool that upload temp
     /// files use; shut down with the application.
     public let mediaIO: MediaIO
+    /// Standbys for reads (`DATABASE_READ_URL`, CONTRACT §12); nil without one.
+    public let reads: ReplicaRouter?
 
     public init(
         database: PostgresPool, hasher: PasswordHasher, rateLimiter: RateLimiter, reportPolicy: ReportPolicy = ReportPolicy(),
         purgePolicy: Purger.Policy = Purger.Policy(), regions: RegionStore? = nil, weather: (any WeatherProviding)? = nil, metrics: AppMetrics = AppMetrics(),
         mediaStore: (any MediaStore)? = nil, mediaIO: MediaIO? = nil, imageProcessor: ImageProcessor? = nil,
-        conditionsTimeout: Duration = WeatherConditions.defaultTimeout, logger: Logger = Logger(label: "weatherboard")
+        conditionsTimeout: Duration = WeatherConditions.defaultTimeout, reads: ReplicaRouter? = nil, logger: Logger = Logger(label: "weatherboard")
     ) {
         self.database = database
+        self.reads = reads
         self.metrics = metrics
         self.hasher = hasher
         self.rateLimiter = rateLimiter
@@ -56,12 +59,12 @@ public struct AppDependencies: Sendable {
             rateLimiter: rateLimiter, logger: logger, observer: metrics.recordMedia, filter: filter
         )
         self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter)
-        let regions = regions ?? RegionStore(database: database)
+        let regions = regions ?? RegionStore(database: database, reads: reads)
         self.regions = regions
         let weather = weather ?? WeatherService(provider: nil, regions: regions, database: database)
         self.weather = weather
         self.posts = PostService(
-            store: PostgresPostStore(database: database), regions: regions, rateLimiter: rateLimiter, filter: filter, media: media,
+            store: PostgresPostStore(database: database, reads: reads), regions: regions, rateLimiter: rateLimiter, filter: filter, media: media,
             conditions: WeatherConditions(weather: weather, timeout: conditionsTimeout), trustAgeSeconds: reportPolicy.trustAgeSeconds
         )
         self.moderation = ModerationService(store: moderationStore, posts: posts, rateLimiter: rateLimiter, policy: reportPolicy)
@@ -70,6 +73,7 @@ public struct AppDependencies: Sendable {
 
     /// Ends the pool's, the hasher's, the image processor's and the media store's threads.
     public func shutdown() async {
+        reads?.shutdown()
         database.shutdown()
         await hasher.shutdown()
         await imageProcessor.shutdown()
@@ -88,7 +92,13 @@ public struct AppDependencies: Sendable {
             logger: logger
         )
         let rateLimiter = RateLimiter(database: pool, enabled: configuration.rateLimitsEnabled)
-        let regions = RegionStore(database: pool)
+        // Standbys get pools of the same shape as the primary's (a bad DATABASE_READ_URL was refused at startup).
+        let reads = configuration.databaseReadURL.flatMap { url in
+            try? ReplicaRouter(
+                primary: pool, readConninfo: url, configuration: pool.configuration, maxLagMilliseconds: configuration.maxReplicaLagMilliseconds, logger: logger
+            )
+        }
+        let regions = RegionStore(database: pool, reads: reads)
         let metrics = AppMetrics()
         let mediaIO = MediaIO()
         return AppDependencies(
@@ -108,6 +118,7 @@ public struct AppDependencies: Sendable {
             mediaStore: configuration.mediaStorage.makeStore(io: mediaIO, servedPrefix: MediaFiles.publicPrefix),
             mediaIO: mediaIO,
             imageProcessor: ImageProcessor(threads: configuration.imageThreads, maxQueued: configuration.imageQueue, timeLimit: .seconds(10)),
+            reads: reads,
             logger: logger
         )
     }
@@ -120,7 +131,7 @@ public func buildApplication(
     logger: Logger,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    let hub = StreamHub(settings: StreamHub.Settings(configuration), database: dependencies.database, logger: logger)
+    let hub = StreamHub(settings: StreamHub.Settings(configuration), database: dependencies.database, reads: dependencies.reads, logger: logger)
     let router = buildRouter(configuration: configuration, dependencies: dependencies, logger: logger, hub: hub)
     return Application(
         router: router,
@@ -135,6 +146,7 @@ public func buildApplication(
             MediaSyncService(media: dependencies.media, interval: .seconds(configuration.mediaSyncSeconds), metrics: dependencies.metrics),
             // Stopped before the pool (services stop in reverse order); each stream ends itself at SIGTERM.
             StreamHubService(hub: hub, conninfo: configuration.databaseURL, heartbeat: .seconds(configuration.streamHeartbeatSeconds), logger: logger),
+            ReplicaMonitorService(reads: dependencies.reads),
         ],
         onServerRunning: onServerRunning,
         logger: logger
@@ -157,11 +169,15 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
         router.add(middleware: FileMiddleware(configuration.mediaStorage.directory + "/" + MediaFiles.publicPrefix.dropLast(), urlBasePath: "/media", searchForIndexHtml: false, logger: logger))
     }
     router.addRoutes(HealthController(database: dependencies.database).endpoints)
-    router.addRoutes(MetricsController(metrics: dependencies.metrics, database: dependencies.database, extra: hub.map { [$0.collectMetrics] } ?? []).endpoints)
+    router.addRoutes(MetricsController(metrics: dependencies.metrics, database: dependencies.database, extra: (hub.map { [$0.collectMetrics] } ?? []) + (dependencies.reads.map { [AppMetrics.replicaCollector($0)] } ?? [])).endpoints)
     router.addRoutes(OpenAPIController(document: OpenAPIController.loadDocument(logger: logger)).endpoints)
 
     let api = router.group("v1")
-        .add(middleware: AuthenticationMiddleware(accounts: dependencies.accounts, clientAddress: ClientAddress(trustedProxies: configuration.trustedProxies)))
+        .add(
+            middleware: AuthenticationMiddleware(
+                accounts: dependencies.accounts, clientAddress: ClientAddress(trustedProxies: configuration.trustedProxies), recordWrites: dependencies.reads != nil
+            )
+        )
     api.addRoutes(VocabularyController().endpoints)
     api.addRoutes(AccountsController(mediaURLs: mediaURLs, accounts: dependencies.accounts, posts: dependencies.posts).endpoints)
     api.addRoutes(PostsController(mediaURLs: mediaURLs, posts: dependencies.posts, weather: dependencies.weather).endpoints)
@@ -188,5 +204,16 @@ struct DatabaseShutdownService: Service {
     func run() async throws {
         try? await gracefulShutdown()
         await dependencies.shutdown()
+    }
+}
+
+/// Samples the standbys' lag for the life of the server (`ReplicaRouter.monitor`); nothing without standbys.
+struct ReplicaMonitorService: Service {
+    let reads: ReplicaRouter?
+
+    func run() async throws {
+        // A service that returns ends the whole group: without standbys, wait for the shutdown like the others.
+        guard let reads else { return try await gracefulShutdown() }
+        await cancelWhenGracefulShutdown { await reads.monitor() }
     }
 }

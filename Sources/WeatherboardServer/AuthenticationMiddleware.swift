@@ -10,6 +10,9 @@ struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let accounts: AccountService
     let clientAddress: ClientAddress
+    /// With standbys (`DATABASE_READ_URL`): after a write request of an account, note the primary's WAL position for
+    /// its reads (read-your-writes on every instance, CONTRACT §12).
+    var recordWrites = false
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -19,7 +22,16 @@ struct AuthenticationMiddleware: RouterMiddleware {
             guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw BoardError.unauthenticated }
             context.identity = try await accounts.authenticate(bearer: parts[1].trimmingCharacters(in: .whitespaces))
         }
-        return try await next(request, context)
+        let response = try await next(request, context)
+        if recordWrites, let identity = context.identity, ![.get, .head, .options].contains(request.method) {
+            do {
+                try await accounts.recordWrite(by: identity)
+            } catch {
+                // The write itself committed: answer it. Reads may then lag by at most DATABASE_MAX_REPLICA_LAG_MS.
+                context.logger.warning("could not note the write's WAL position", metadata: ["error": "\(error)"])
+            }
+        }
+        return response
     }
 }
 

@@ -67,8 +67,12 @@ final class StreamHub: Sendable {
         var moderation = 0
     }
 
-    init(settings: Settings, database: PostgresPool, logger: Logger) {
+    /// Standbys: a post leaving the public view (hidden, removed, deleted) raises their read fence (CONTRACT §12).
+    let reads: ReplicaRouter?
+
+    init(settings: Settings, database: PostgresPool, reads: ReplicaRouter? = nil, logger: Logger) {
         self.settings = settings
+        self.reads = reads
         self.store = PostgresStreamStore(database: database)
         self.moderation = PostgresModerationStore(database: database)
         self.logger = logger
@@ -221,6 +225,12 @@ final class StreamHub: Sendable {
         _ events: [StreamEvent], to targets: [StreamSubscriber]?, send: (StreamSubscriber, ByteBuffer) -> Void
     ) async throws {
         guard !events.isEmpty else { return }
+        // A post that left the public view (hidden, removed, deleted) must be gone from every reader's next read, on
+        // every standby: reads from now on must see the primary as it is now (past these events' commits). Only the
+        // live pump does it (`targets` nil), before anyone is told.
+        if targets == nil, let reads, events.contains(where: { $0.kind == .post && $0.old?.state == .visible && $0.new?.state != .visible }) {
+            reads.raiseFence(to: try await reads.primaryPosition())
+        }
         let postIDs = Array(Set(events.filter { $0.kind == .post }.compactMap(\.postID)))
         let queued = Array(Set(events.filter { $0.kind == .report }.compactMap(\.postID)))
         let posts = try await store.posts(ids: postIDs)
