@@ -1,0 +1,228 @@
+import Database
+import Foundation
+import Subprocess
+import Synchronization
+import SystemPackage
+import Testing
+import Weather
+import WeatherboardServer
+
+/// The primary and hot standby of `deploy/local-replica.sh` (CONTRACT §12), driven through the script as an operator
+/// would. `deploy/dev test` starts the pair and sets `WEATHERBOARD_REPLICA_TESTS=1`; without it these tests are off.
+enum ReplicaCluster {
+    static let enabled = ProcessInfo.processInfo.environment["WEATHERBOARD_REPLICA_TESTS"] == "1"
+    static let database = "weatherboard_replica_test"
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("deploy/local-replica.sh").path
+
+    /// Runs `deploy/local-replica.sh arguments…` and returns its standard output (trimmed); fails the test on a non-zero exit.
+    @discardableResult
+    static func run(_ arguments: String...) async throws -> String {
+        let outcome = try await Subprocess.run(
+            .path(FilePath("/bin/bash")), arguments: Arguments([script] + arguments), output: .string(limit: 1 << 20), error: .string(limit: 1 << 20)
+        )
+        guard outcome.terminationStatus.isSuccess else {
+            throw TestFailure("local-replica.sh \(arguments.joined(separator: " ")) failed: \(outcome.standardError)")
+        }
+        return outcome.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Starts the pair, makes a fresh database, migrates it through the primary; once per test process.
+    static let ready: Task<(write: String, read: String), any Error> = Task {
+        try await run("start")
+        try await run("delay", "0")
+        try await run("dropdb", database)
+        try await run("createdb", database)
+        let write = try await run("url", database)
+        let read = try await run("read-url", database)
+        let pool = PostgresPool(configuration: PostgresConfiguration(conninfo: write, poolSize: 1, statementTimeoutMilliseconds: 0))
+        defer { pool.shutdown() }
+        _ = try await Migrator(directory: TestDatabase.sqlDirectory).run(on: pool, logger: testLogger)
+        _ = try await RegionCatalog.load(file: RegionCatalog.file(inMigrationsDirectory: TestDatabase.sqlDirectory), on: pool, logger: testLogger)
+        return (write, read)
+    }
+
+    /// Two server instances on the pair: writes to the primary (multi-host URL), reads from the standby.
+    static func withTwoServers<T: Sendable>(
+        maxLagMilliseconds: Int = 500, _ body: @Sendable (TestServer, TestServer) async throws -> T
+    ) async throws -> T {
+        let (write, read) = try await ready.value
+        let configure: @Sendable (inout AppConfiguration) -> Void = { configuration in
+            configuration.databaseURL = write
+            configuration.databaseReadURL = read
+            configuration.maxReplicaLagMilliseconds = maxLagMilliseconds
+            configuration.rateLimitsEnabled = false
+        }
+        return try await withTestServer(configure: configure) { a in
+            try await withTestServer(configure: configure) { b in try await body(a, b) }
+        }
+    }
+}
+
+extension TestServer {
+    /// `db_reads_total` by target, from `/metrics`.
+    func readsByTarget() async throws -> [String: Double] {
+        let text = String(decoding: try await request("GET", "/metrics").body, as: UTF8.self)
+        var reads: [String: Double] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("db_reads_total{") {
+            guard let open = line.firstIndex(of: "\""), let close = line[line.index(after: open)...].firstIndex(of: "\""),
+                let value = Double(line.split(separator: " ").last ?? "")
+            else { continue }
+            reads[String(line[line.index(after: open)..<close])] = value
+        }
+        return reads
+    }
+
+    func standbyReads() async throws -> Double {
+        try await readsByTarget().filter { $0.key != "primary" }.values.reduce(0, +)
+    }
+
+    /// Waits (bounded) until this server's monitor has sampled the standby as fresh: an anonymous read goes there.
+    func waitForStandbyReads(_ timeout: Duration = .seconds(30)) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        let before = try await standbyReads()
+        while clock.now < deadline {
+            _ = try await request("GET", "/v1/posts?limit=1")
+            if try await standbyReads() > before { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestFailure("no read went to the standby within \(timeout)")
+    }
+}
+
+/// CONTRACT §12 against two real clusters (a primary and a hot standby on loopback) and two server instances.
+/// Serialized: the tests stop, delay and promote the one standby they share.
+@Suite("Past one machine: standbys and failover", .serialized, .enabled(if: ReplicaCluster.enabled))
+struct ReplicationTests {
+    @Test("anonymous reads are served by the standby; a standby lagging a second never shows an account its own write: 500 write-then-read pairs on alternating instances")
+    func readYourWrites() async throws {
+        try await ReplicaCluster.run("delay", "0")
+        try await ReplicaCluster.withTwoServers(maxLagMilliseconds: 5000) { a, b in
+            try await a.waitForStandbyReads()
+            try await b.waitForStandbyReads()
+            // Anonymous reads go to the standby (its counter moves, the primary's does not).
+            let before = try await a.readsByTarget()
+            for _ in 0..<20 { #expect(try await a.request("GET", "/v1/posts?limit=5").status == 200) }
+            let after = try await a.readsByTarget()
+            let standbyBefore: Double = before.filter { $0.key != "primary" }.values.reduce(0, +)
+            let standbyAfter: Double = after.filter { $0.key != "primary" }.values.reduce(0, +)
+            #expect(standbyAfter - standbyBefore == 20)
+            #expect(after["primary", default: 0] == before["primary", default: 0])
+
+            // Now the standby applies every commit a second late: the lag is real.
+            try await ReplicaCluster.run("delay", "1000")
+            let servers = [a, b]
+            let author = try await a.anonymousAccount()
+            let reporter = try await b.anonymousAccount()
+            var failures: [String] = []
+            var pairs = 0
+            var round = 0
+            while pairs < 500 {
+                let writer = servers[round % 2], reader = servers[(round + 1) % 2]
+                round += 1
+                // create, then read it (the post, and the author's list)
+                let post = try await writer.createPost(author, body: "round \(round) 파전")
+                let id = try #require(post["id"] as? String)
+                let shown = try await reader.json("GET", "/v1/posts/\(id)", token: author.token)
+                if shown.status != 200 { failures.append("create \(id): GET \(shown.status)") }
+                pairs += 1
+                let listed = try await reader.json("GET", "/v1/posts?authorId=\(author.id)&limit=1", token: author.token)
+                if (listed.items.first?["id"] as? String) != id { failures.append("create \(id): not first in the author's list") }
+                pairs += 1
+                // edit, then read the new body
+                let edited = try await writer.json("PATCH", "/v1/posts/\(id)", token: author.token, ["body": "round \(round) 수정"])
+                #expect(edited.status == 200)
+                let afterEdit = try await reader.json("GET", "/v1/posts/\(id)", token: author.token)
+                if afterEdit.object["body"] as? String != "round \(round) 수정" { failures.append("edit \(id): old body") }
+                pairs += 1
+                // mark helpful (by another account), then read helpedByMe
+                #expect(try await writer.json("PUT", "/v1/posts/\(id)/helpful", token: reporter.token).status == 200)
+                let marked = try await reader.json("GET", "/v1/posts/\(id)", token: reporter.token)
+                if marked.object["helpedByMe"] as? Bool != true { failures.append("mark \(id): helpedByMe not true") }
+                pairs += 1
+                // report, then read the reporter's reports
+                #expect(try await writer.json("POST", "/v1/posts/\(id)/reports", token: reporter.token, ["reason": "spam"]).status == 201)
+                let reports = try await reader.json("GET", "/v1/accounts/me/reports?limit=1", token: reporter.token)
+                if reports.items.first?["postId"] as? String != id { failures.append("report \(id): not in my reports") }
+                pairs += 1
+                // delete, then read: gone for the author
+                #expect(try await writer.json("DELETE", "/v1/posts/\(id)", token: author.token).status == 204)
+                let deleted = try await reader.json("GET", "/v1/posts/\(id)", token: author.token)
+                if deleted.status != 404 { failures.append("delete \(id): GET \(deleted.status)") }
+                pairs += 1
+            }
+            #expect(failures.isEmpty, "\(failures.count) reads missed their own write: \(failures.prefix(5))")
+            try await ReplicaCluster.run("delay", "0")
+        }
+    }
+
+    @Test("with the standby lagging, a logged-out token is refused at once on both instances, and so is a banned account's post")
+    func atOnceRules() async throws {
+        try await ReplicaCluster.run("delay", "2000")
+        defer { Task { try? await ReplicaCluster.run("delay", "0") } }
+        try await ReplicaCluster.withTwoServers(maxLagMilliseconds: 5000) { a, b in
+            let (member, _, _) = try await a.registeredAccount()
+            #expect(try await b.json("GET", "/v1/accounts/me", token: member.token).status == 200)
+            #expect(try await a.json("DELETE", "/v1/sessions/current", token: member.token).status == 204)
+            #expect(try await b.json("GET", "/v1/accounts/me", token: member.token).status == 401)
+            #expect(try await a.json("GET", "/v1/posts?limit=1", token: member.token).status == 401)
+
+            let target = try await b.anonymousAccount()
+            let moderator = try await a.anonymousAccount()
+            try await a.grantRole("moderator", to: moderator)
+            #expect(try await a.json("POST", "/v1/moderation/accounts/\(target.id)/ban", token: moderator.token, ["until": NSNull(), "reason": "spam"]).status == 200)
+            let refused = try await b.json("POST", "/v1/posts", token: target.token, ["weatherType": "rain", "category": "food", "body": "banned", "regionId": "1835848"])
+            #expect(refused.status == 403)
+            #expect(refused.errorCode == "account_banned")
+        }
+    }
+
+    @Test("the standby stopped: no client error, reads move to the primary; back, reads return to it")
+    func standbyStopped() async throws {
+        try await ReplicaCluster.run("delay", "0")
+        try await ReplicaCluster.withTwoServers { a, _ in
+            try await a.waitForStandbyReads()
+            try await ReplicaCluster.run("standby-stop")
+            let primaryBefore = try await a.readsByTarget()["primary", default: 0]
+            var errors = 0
+            for _ in 0..<200 where try await a.request("GET", "/v1/posts?limit=5").status != 200 { errors += 1 }
+            #expect(errors == 0)
+            #expect(try await a.readsByTarget()["primary", default: 0] - primaryBefore >= 200)
+            try await ReplicaCluster.run("standby-start")
+            try await a.waitForStandbyReads()
+        }
+    }
+
+    @Test("failover: the primary stopped and the standby promoted; writes succeed again within 10 s with no restart, and every acknowledged write is there")
+    func failover() async throws {
+        try await ReplicaCluster.run("delay", "0")
+        try await ReplicaCluster.withTwoServers { a, b in
+            let author = try await a.anonymousAccount()
+            var acknowledged: [String] = []
+            for i in 0..<20 { acknowledged.append(try #require(try await a.createPost(author, body: "before \(i)")["id"] as? String)) }
+            try await ReplicaCluster.run("promote")
+            let clock = ContinuousClock()
+            let start = clock.now
+            var serverErrors = 0
+            var written = false
+            while clock.now - start < .seconds(10) {
+                let response = try await b.json("POST", "/v1/posts", token: author.token, ["weatherType": "rain", "category": "food", "body": "after", "regionId": "1835848"])
+                if response.status == 201 {
+                    written = true
+                    break
+                }
+                if response.status == 500 { serverErrors += 1 }
+                #expect(response.status == 503, "during the switch: \(response.status) \(response.text)")
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(written, "no write succeeded within 10 s of the promotion")
+            #expect(serverErrors == 0)
+            for id in acknowledged {
+                #expect(try await a.json("GET", "/v1/posts/\(id)", token: author.token).status == 200, "post \(id) lost in the failover")
+            }
+        }
+        // The old primary follows the new one: the pair is whole again for the next run.
+        try await ReplicaCluster.run("rebuild")
+    }
+}
