@@ -131,7 +131,16 @@ public func buildApplication(
     logger: Logger,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    let hub = StreamHub(settings: StreamHub.Settings(configuration), database: dependencies.database, reads: dependencies.reads, logger: logger)
+    // The live board's pump reads through a pool of its own (two connections, closed with the hub).
+    let pumpDatabase = PostgresPool(
+        configuration: PostgresConfiguration(
+            conninfo: configuration.databaseURL, poolSize: 2, statementTimeoutMilliseconds: configuration.dbStatementTimeoutMilliseconds
+        ),
+        logger: logger
+    )
+    let hub = StreamHub(
+        settings: StreamHub.Settings(configuration), database: dependencies.database, pumpDatabase: pumpDatabase, reads: dependencies.reads, logger: logger
+    )
     let router = buildRouter(configuration: configuration, dependencies: dependencies, logger: logger, hub: hub)
     return Application(
         router: router,

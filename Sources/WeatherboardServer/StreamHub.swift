@@ -42,8 +42,13 @@ final class StreamHub: Sendable {
     }
 
     let settings: Settings
+    /// For opening and resuming streams (request work, on the server's pool).
     let store: PostgresStreamStore
     let moderation: PostgresModerationStore
+    /// For the pump: a small pool of its own, so the live board's background reads never take a request's connection.
+    let pumpDatabase: PostgresPool
+    let pumpStore: PostgresStreamStore
+    let pumpModeration: PostgresModerationStore
     let logger: Logger
     private let state = Mutex(State())
     private let wakes: AsyncStream<Void>
@@ -70,7 +75,10 @@ final class StreamHub: Sendable {
     /// Standbys: a post leaving the public view (hidden, removed, deleted) raises their read fence (CONTRACT §12).
     let reads: ReplicaRouter?
 
-    init(settings: Settings, database: PostgresPool, reads: ReplicaRouter? = nil, logger: Logger) {
+    init(settings: Settings, database: PostgresPool, pumpDatabase: PostgresPool, reads: ReplicaRouter? = nil, logger: Logger) {
+        self.pumpDatabase = pumpDatabase
+        self.pumpStore = PostgresStreamStore(database: pumpDatabase)
+        self.pumpModeration = PostgresModerationStore(database: pumpDatabase)
         self.settings = settings
         self.reads = reads
         self.store = PostgresStreamStore(database: database)
@@ -191,13 +199,13 @@ final class StreamHub: Sendable {
     /// Reads everything after the cursor and delivers it.
     func catchUp() async throws {
         guard let from = state.withLock({ $0.cursor }) else {
-            let latest = try await store.latest()
+            let latest = try await pumpStore.latest()
             state.withLock { state in state.cursor = state.cursor ?? latest }
             return
         }
         var position = from
         while true {
-            let events = try await store.events(after: position, limit: 500)
+            let events = try await pumpStore.events(after: position, limit: 500)
             try await deliver(events, to: nil) { subscriber, message in
                 if subscriber.enqueue(message) == .dropped { self.dropped.add(1, ordering: .relaxed) }
             }
@@ -233,6 +241,7 @@ final class StreamHub: Sendable {
         }
         let postIDs = Array(Set(events.filter { $0.kind == .post }.compactMap(\.postID)))
         let queued = Array(Set(events.filter { $0.kind == .report }.compactMap(\.postID)))
+        let (store, moderation) = targets == nil ? (pumpStore, pumpModeration) : (self.store, self.moderation)
         let posts = try await store.posts(ids: postIDs)
         var items: [Int: QueueItem] = [:]
         if !queued.isEmpty {
@@ -248,9 +257,9 @@ final class StreamHub: Sendable {
             guard !subscribers.isEmpty else { continue }
             switch event.kind {
             case .post:
-                try await deliverPost(event, post: event.postID.flatMap { posts[$0] }, to: subscribers, send: send)
+                try await deliverPost(event, post: event.postID.flatMap { posts[$0] }, to: subscribers, store: store, send: send)
             case .block, .unblock:
-                try await deliverBlock(event, to: subscribers, send: send)
+                try await deliverBlock(event, to: subscribers, store: store, send: send)
             case .report:
                 guard let postID = event.postID, let item = items[postID] else { continue }
                 var rendered: [String: ByteBuffer] = [:]
@@ -283,7 +292,7 @@ final class StreamHub: Sendable {
     }
 
     private func deliverPost(
-        _ event: StreamEvent, post: Post?, to subscribers: [StreamSubscriber], send: (StreamSubscriber, ByteBuffer) -> Void
+        _ event: StreamEvent, post: Post?, to subscribers: [StreamSubscriber], store: PostgresStreamStore, send: (StreamSubscriber, ByteBuffer) -> Void
     ) async throws {
         guard let postID = event.postID else { return }
         var shown: [(StreamSubscriber, BoardStream.Change)] = []
@@ -330,7 +339,9 @@ final class StreamHub: Sendable {
 
     /// A block takes the blocked author's posts out of the blocker's streams (`remove` for each the stream shows, up to
     /// a hundred; past that, `reset`); an unblock brings them back, which only a reload shows in order (`reset`).
-    private func deliverBlock(_ event: StreamEvent, to subscribers: [StreamSubscriber], send: (StreamSubscriber, ByteBuffer) -> Void) async throws {
+    private func deliverBlock(
+        _ event: StreamEvent, to subscribers: [StreamSubscriber], store: PostgresStreamStore, send: (StreamSubscriber, ByteBuffer) -> Void
+    ) async throws {
         guard let audience = event.audience, let author = event.authorID else { return }
         let affected = subscribers.filter { $0.board?.viewer.accountID == audience && $0.wants(event) }
         guard !affected.isEmpty else { return }

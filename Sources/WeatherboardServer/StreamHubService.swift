@@ -29,6 +29,7 @@ struct StreamHubService: Service {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
                 listener.stop()
+                hub.pumpDatabase.shutdown()
                 continuation.resume()
             }
         }
