@@ -14,7 +14,7 @@
 #   deploy/local-replica.sh delay MS         recovery_min_apply_delay on the standby (0 clears it)
 #   deploy/local-replica.sh standby-stop / standby-start
 #   deploy/local-replica.sh promote          stop the primary (immediate, as if it died) and promote the standby
-#   deploy/local-replica.sh rebuild          after promote: the old primary follows the new one (pg_rewind)
+#   deploy/local-replica.sh rebuild          after promote: the old primary follows the new one (a fresh clone)
 #   deploy/local-replica.sh reset            stop both and delete them
 #
 # As deploy/local-postgres.sh: run as root, everything runs as the `postgres` user, data under .local/replica (or
@@ -151,19 +151,12 @@ promote() {
   echo "$s" > "$STATE"
 }
 
-# The old primary (stopped) follows the new one: pg_rewind onto its timeline, then standby.signal.
+# The old primary (stopped) follows the new one. Here it is cloned afresh (pg_basebackup -R): the local databases are
+# small, and a clone always works; on real data, rewind it instead (`pg_rewind`, deploy/OPERATIONS.md §14).
 rebuild() {
-  local p s; p="$(primary)"; s="$(standby)"
+  local s; s="$(standby)"
   pg_stop "$s" fast
-  # pg_rewind needs a cleanly shut down source-compatible target: start and stop it once in single-user recovery.
-  if ! as_owner "$PGBIN/pg_rewind" -D "$(data "$s")" --source-server="host=$SOCK port=$(port "$p") user=postgres dbname=postgres" >/dev/null 2>&1; then
-    base_backup "$s"
-  fi
-  touch "$(data "$s")/standby.signal"; chown "$OWNER" "$(data "$s")/standby.signal"
-  cat >> "$(data "$s")/postgresql.auto.conf" <<CONF
-primary_conninfo = '$(conninfo "$p")'
-primary_slot_name = '$SLOT'
-CONF
+  base_backup "$s"
   pg_start "$s"
   wait_streaming
 }
