@@ -47,7 +47,10 @@ enum ReplicaCluster {
         maxLagMilliseconds: Int = 500, _ body: @Sendable (TestServer, TestServer) async throws -> T
     ) async throws -> T {
         let (write, read) = try await ready.value
+        // One media directory for both instances, as one bucket would be.
+        let media = MediaFixtures.directory + "/replica-\(UUID().uuidString)"
         let configure: @Sendable (inout AppConfiguration) -> Void = { configuration in
+            configuration.mediaStorage = .local(directory: media)
             configuration.databaseURL = write
             configuration.databaseReadURL = read
             configuration.maxReplicaLagMilliseconds = maxLagMilliseconds
@@ -95,7 +98,7 @@ extension TestServer {
 /// Serialized: the tests stop, delay and promote the one standby they share.
 @Suite("Past one machine: standbys and failover", .serialized, .enabled(if: ReplicaCluster.enabled))
 struct ReplicationTests {
-    @Test("anonymous reads are served by the standby; a standby lagging a second never shows an account its own write: 500 write-then-read pairs on alternating instances")
+    @Test("anonymous reads are served by the standby; a standby lagging a second never shows an account its own write: 500 write-then-read pairs (create, list, edit, mark, report, upload, attach, delete) on alternating instances")
     func readYourWrites() async throws {
         try await ReplicaCluster.run("delay", "0")
         try await ReplicaCluster.withTwoServers(maxLagMilliseconds: 5000) { a, b in
@@ -146,6 +149,18 @@ struct ReplicationTests {
                 let reports = try await reader.json("GET", "/v1/accounts/me/reports?limit=1", token: reporter.token)
                 if reports.items.first?["postId"] as? String != id { failures.append("report \(id): not in my reports") }
                 pairs += 1
+                // upload (every tenth round), then read it, attach it, and read the post with it
+                if round % 10 == 1 {
+                    let uploaded = try await writer.upload(try await MediaFixtures.png, alt: "창가", token: author.token)
+                    #expect(uploaded.status == 201, "\(uploaded.text)")
+                    let mediaID = try #require(uploaded.object["id"] as? String)
+                    if try await reader.json("GET", "/v1/media/\(mediaID)", token: author.token).status != 200 { failures.append("upload \(mediaID): GET not 200") }
+                    pairs += 1
+                    #expect(try await reader.json("PATCH", "/v1/posts/\(id)", token: author.token, ["mediaIds": [mediaID]]).status == 200)
+                    let withMedia = try await writer.json("GET", "/v1/posts/\(id)", token: author.token)
+                    if (withMedia.object["media"] as? [[String: Any]])?.count != 1 { failures.append("attach \(mediaID) to \(id): not shown") }
+                    pairs += 1
+                }
                 // delete, then read: gone for the author
                 #expect(try await writer.json("DELETE", "/v1/posts/\(id)", token: author.token).status == 204)
                 let deleted = try await reader.json("GET", "/v1/posts/\(id)", token: author.token)
