@@ -72,7 +72,7 @@ init_cluster() {
 listen_addresses = '127.0.0.1'
 port = $PORT
 unix_socket_directories = '$SOCK'
-max_connections = 500
+max_connections = 1000
 shared_buffers = 256MB
 synchronous_commit = on
 fsync = on

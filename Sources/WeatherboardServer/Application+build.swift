@@ -131,10 +131,10 @@ public func buildApplication(
     logger: Logger,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    // The live board's pump reads through a pool of its own (two connections, closed with the hub).
+    // The live board's pump reads through a pool of its own (one connection: the pump is one task), closed with the hub.
     let pumpDatabase = PostgresPool(
         configuration: PostgresConfiguration(
-            conninfo: configuration.databaseURL, poolSize: 2, statementTimeoutMilliseconds: configuration.dbStatementTimeoutMilliseconds
+            conninfo: configuration.databaseURL, poolSize: 1, statementTimeoutMilliseconds: configuration.dbStatementTimeoutMilliseconds
         ),
         logger: logger
     )

@@ -141,8 +141,13 @@ struct MultipartUpload {
         var headerBytes = 0
         /// Closes and removes the temporary file (awaited: the answer goes out after it is gone).
         func discardFile() async {
-            _ = try? await handle?.close()
-            handle = nil
+            if let open = handle {
+                handle = nil
+                // Closed in a task of its own: in a cancelled task (the time limit, a shutdown) `close()` refuses at once,
+                // and a handle dropped unclosed is a fatal error (it crashed the test process when a database outage
+                // cancelled uploads).
+                await Task { _ = try? await open.close() }.value
+            }
             if let path = upload.filePath { _ = try? await FileSystem.shared.removeItem(at: FilePath(path)) }
             upload.filePath = nil
         }
