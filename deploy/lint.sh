@@ -441,7 +441,7 @@ lint_shell() {
     else fail "shell: bash -n ${script#"$ROOT"/}" "$out"; fi
   done
   if command -v shellcheck >/dev/null 2>&1; then
-    for script in "$DEPLOY/backup.sh" "$DEPLOY/lint.sh"; do
+    for script in "$DEPLOY/backup.sh" "$DEPLOY/lint.sh" "$DEPLOY/local-postgres.sh" "$DEPLOY/local-replica.sh"; do
       if out="$(shellcheck -S warning "$script" 2>&1)"; then pass "shell: shellcheck ${script#"$ROOT"/}"
       else fail "shell: shellcheck ${script#"$ROOT"/}" "$out"; fi
     done
