@@ -8,7 +8,8 @@ proxy (the drill alternates between them), PostgreSQL's default settings. It pri
   - the failover gap: writes go on through both instances while the primary is stopped (immediate) and the standby
     promoted; the gap is from the last acknowledged write before to the first after; every acknowledged write must
     be there afterwards.
-Then the old primary is rebuilt as a standby of the new one (a fresh clone), so the pair is whole again.
+Then the old primary is rebuilt as a standby of the new one (`rebuild`: pg_rewind after a CHECKPOINT, a fresh clone
+if that fails), so the pair is whole again.
 """
 import json, os, re, subprocess, sys, threading, time, urllib.request, urllib.error
 
