@@ -209,11 +209,15 @@ struct ReplicationTests {
         }
     }
 
-    @Test("failover: the primary stopped and the standby promoted; writes succeed again within 10 s with no restart, and every acknowledged write is there")
+    @Test("failover: the primary stopped and the standby promoted; writes succeed again within 10 s with no restart, every acknowledged write is there, and a live board stream opened before the switch gets them all and the next post")
     func failover() async throws {
         try await ReplicaCluster.run("delay", "0")
         try await ReplicaCluster.withTwoServers { a, b in
             let author = try await a.anonymousAccount()
+            // A live board reader on b, across the switch: its instance's listener must follow the primary.
+            let reader = try await b.stream("/v1/stream")
+            defer { reader.close() }
+            _ = try await StreamTests.opening(reader)
             var acknowledged: [String] = []
             for i in 0..<20 { acknowledged.append(try #require(try await a.createPost(author, body: "before \(i)")["id"] as? String)) }
             try await ReplicaCluster.run("promote")
@@ -232,6 +236,14 @@ struct ReplicationTests {
                 try await Task.sleep(for: .milliseconds(200))
             }
             #expect(written, "no write succeeded within 10 s of the promotion")
+            // A post made after the switch reaches the stream opened before it (the events before the switch came too).
+            let later = try #require(try await a.createPost(author, body: "after the switch")["id"] as? String)
+            var seen: Set<String> = []
+            while !seen.contains(later) {
+                let message = try await reader.nextEvent(timeout: .seconds(30))
+                if message.event == "post", let id = message.postID { seen.insert(id) }
+            }
+            #expect(Set(acknowledged).isSubset(of: seen), "posts acknowledged before the switch missing from the stream: \(Set(acknowledged).subtracting(seen).count)")
             #expect(serverErrors == 0)
             for id in acknowledged {
                 #expect(try await a.json("GET", "/v1/posts/\(id)", token: author.token).status == 200, "post \(id) lost in the failover")
