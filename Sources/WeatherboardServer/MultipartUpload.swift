@@ -148,7 +148,10 @@ struct MultipartUpload {
                 // cancelled uploads).
                 await Task { _ = try? await open.close() }.value
             }
-            if let path = upload.filePath { _ = try? await FileSystem.shared.removeItem(at: FilePath(path)) }
+            if let path = upload.filePath {
+                // Removed in a task of its own too: a cancelled task's file-system calls refuse at once.
+                await Task { _ = try? await FileSystem.shared.removeItem(at: FilePath(path)) }.value
+            }
             upload.filePath = nil
         }
         do {
