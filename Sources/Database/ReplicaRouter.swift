@@ -226,7 +226,8 @@ public final class ReplicaRouter: Sendable {
             if i < addresses.count, !addresses[i].isEmpty { pairs.append(("hostaddr", addresses[i])) }
             let port = ports.count == count ? ports[i] : ports.first
             if let port, !port.isEmpty { pairs.append(("port", port)) }
-            let name = (i < hosts.count && !hosts[i].isEmpty ? hosts[i] : (i < addresses.count ? addresses[i] : "local")) + ":" + (port ?? "5432")
+            let name = (i < hosts.count && !hosts[i].isEmpty ? hosts[i] : (i < addresses.count ? addresses[i] : "local")) + ":"
+                + (port.flatMap { $0.isEmpty ? nil : $0 } ?? "5432")
             let info = pairs.map { key, value in
                 key + "='" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
             }.joined(separator: " ")

@@ -253,3 +253,37 @@ struct ReplicationTests {
         try await ReplicaCluster.run("rebuild")
     }
 }
+
+/// The variables of CONTRACT §11 and §12, read and checked like every other (no cluster needed).
+@Suite("Standby and stream configuration")
+struct ReplicaConfigurationTests {
+    @Test("DATABASE_READ_URL and DATABASE_MAX_REPLICA_LAG_MS are read and checked; a read URL's hosts become one standby each")
+    func readConfiguration() throws {
+        let defaults = try AppConfiguration(environment: [:])
+        #expect(defaults.databaseReadURL == nil)
+        #expect(defaults.maxReplicaLagMilliseconds == 500)
+        let set = try AppConfiguration(environment: ["DATABASE_READ_URL": "postgresql://u:p@db2:5433,db3/weatherboard", "DATABASE_MAX_REPLICA_LAG_MS": "250"])
+        #expect(set.databaseReadURL == "postgresql://u:p@db2:5433,db3/weatherboard")
+        #expect(set.maxReplicaLagMilliseconds == 250)
+        #expect(throws: ConfigurationError.self) { try AppConfiguration(environment: ["DATABASE_READ_URL": "postgresql://u:p@db2/x?nonsense_option=1"]) }
+        #expect(throws: ConfigurationError.self) { try AppConfiguration(environment: ["DATABASE_MAX_REPLICA_LAG_MS": "-1"]) }
+        #expect(throws: ConfigurationError.self) { try AppConfiguration(environment: ["DATABASE_MAX_REPLICA_LAG_MS": "1e300"]) }
+        // Each host its own conninfo, every other setting kept, quotes escaped.
+        let hosts = try ReplicaRouter.splitHosts("postgresql://u:p%27q@db2:5433,db3:5434/weather?sslmode=require")
+        #expect(hosts.map(\.0) == ["db2:5433", "db3:5434"])
+        #expect(hosts.allSatisfy { $0.1.contains("sslmode='require'") && $0.1.contains("password='p\\'q'") && $0.1.contains("dbname='weather'") })
+        #expect(try ReplicaRouter.splitHosts("postgresql://u@a,b:6000/db").map(\.0) == ["a:5432", "b:6000"])
+        #expect(throws: PostgresError.self) { try ReplicaRouter.splitHosts("host=a,b port=1,2,3 dbname=x") }
+    }
+
+    @Test("STREAM_* variables are read and checked")
+    func streamConfiguration() throws {
+        let defaults = try AppConfiguration(environment: [:])
+        let values: [Int] = [defaults.streamHeartbeatSeconds, defaults.streamBacklogSeconds, defaults.streamBufferEvents, defaults.streamMaxPerClient, defaults.streamMax]
+        #expect(values == [15, 3600, 256, 8, 20_000])
+        #expect(try AppConfiguration(environment: ["STREAM_MAX_PER_CLIENT": "2"]).streamMaxPerClient == 2)
+        for bad in [("STREAM_HEARTBEAT_SECONDS", "0"), ("STREAM_BUFFER_EVENTS", "-5"), ("STREAM_MAX", "abc"), ("STREAM_BACKLOG_SECONDS", "99999999999999999999")] {
+            #expect(throws: ConfigurationError.self) { try AppConfiguration(environment: [bad.0: bad.1]) }
+        }
+    }
+}
