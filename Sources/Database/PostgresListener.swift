@@ -22,7 +22,6 @@ public final class PostgresListener: Sendable {
         var stopped = false
         var thread: PoolThread?
         var reconnects = 0
-        var backendPID: Int?
     }
 
     private let conninfo: String
@@ -44,9 +43,6 @@ public final class PostgresListener: Sendable {
 
     /// Replacements of a lost session since `start()`.
     public var reconnects: Int { state.withLock { $0.reconnects } }
-
-    /// The listening session's server process id (for operators and tests), nil while not connected.
-    public var backendPID: Int? { state.withLock { $0.backendPID } }
 
     public func start() {
         state.withLock { state in
@@ -77,12 +73,10 @@ public final class PostgresListener: Sendable {
                     applicationName: "weatherboard-listener"
                 )
                 try connection.simpleQuery("LISTEN \(channel)")
-                let pid = try connection.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid")
-                state.withLock { state in
-                    state.backendPID = pid
-                    if connectedBefore { state.reconnects += 1 }
+                if connectedBefore {
+                    state.withLock { $0.reconnects += 1 }
+                    logger.info("stream listener reconnected")
                 }
-                if connectedBefore { logger.info("stream listener reconnected", metadata: ["pid": "\(pid)"]) }
                 connectedBefore = true
                 backoff = 100
                 onWake(.listening)
@@ -91,7 +85,6 @@ public final class PostgresListener: Sendable {
                 }
                 connection.close()
             } catch {
-                state.withLock { $0.backendPID = nil }
                 logger.warning("stream listener lost its session", metadata: ["error": "\(error)", "retry_ms": "\(backoff)"])
                 var waited = 0
                 while waited < backoff && !stopped {

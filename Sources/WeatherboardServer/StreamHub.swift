@@ -423,11 +423,6 @@ final class StreamHub: Sendable {
         self.listener.withLock { $0 = listener }
     }
 
-    var openStreams: Int { state.withLock { $0.subscribers.count } }
-
-    /// The listening session's backend pid (tests end it to stage a lost connection).
-    var listenerPID: Int? { listener.withLock { $0?.backendPID } }
-
     // MARK: Messages
 
     private struct RenderKey: Hashable {
