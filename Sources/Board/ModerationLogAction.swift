@@ -19,5 +19,5 @@ public enum ModerationLogAction: String, Sendable, CaseIterable {
 
 /// What a line of the moderation log is about (`moderation_log.target_type`).
 public enum ModerationLogTarget: String, Sendable, CaseIterable {
-    case post, account, term
+    case post, reply, account, term
 }

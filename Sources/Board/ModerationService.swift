@@ -6,10 +6,13 @@ import Vocabulary
 public struct ModerationService: Sendable {
     let store: any ModerationStore
     let posts: PostService
+    /// Replies (CONTRACT §13); nil where replies are not served (operator commands).
+    let replies: ReplyService?
     let rateLimiter: RateLimiter
     public let policy: ReportPolicy
 
-    public init(store: any ModerationStore, posts: PostService, rateLimiter: RateLimiter, policy: ReportPolicy) {
+    public init(store: any ModerationStore, posts: PostService, replies: ReplyService? = nil, rateLimiter: RateLimiter, policy: ReportPolicy) {
+        self.replies = replies
         self.store = store
         self.posts = posts
         self.rateLimiter = rateLimiter
@@ -19,11 +22,7 @@ public struct ModerationService: Sendable {
     // MARK: Reports
 
     public func report(postID: Int, reason rawReason: String, note rawNote: String?, by identity: Identity) async throws -> (Report, created: Bool) {
-        try identity.requireNotBanned()
-        guard let reason = ReportReason(rawValue: rawReason), reason != .filter else {
-            throw BoardError.invalidField(field: "reason", message: "must be one of spam, abuse, hate, sexual, misinformation, other")
-        }
-        let note = try rawNote.map { try TextRules.validate($0, field: "note", range: 0...500) }.flatMap { $0.isEmpty ? nil : $0 }
+        let (reason, note) = try Self.reportInput(rawReason, rawNote, by: identity)
         // Only posts the reporter can see can be reported (404 otherwise, like reading them).
         // On the primary: a report is a write, and the post it names may be newer than a standby.
         var viewer = Viewer(identity)
@@ -38,6 +37,45 @@ public struct ModerationService: Sendable {
         // A report may have hidden the post: its images leave the public side at once.
         if filed.created, !post.media.isEmpty { await posts.media?.syncVisibility(.post(postID)) }
         return filed
+    }
+
+    /// A report's reason and note, checked, for a reporter that is not banned.
+    static func reportInput(_ rawReason: String, _ rawNote: String?, by identity: Identity) throws -> (ReportReason, String?) {
+        try identity.requireNotBanned()
+        guard let reason = ReportReason(rawValue: rawReason), reason != .filter else {
+            throw BoardError.invalidField(field: "reason", message: "must be one of spam, abuse, hate, sexual, misinformation, other")
+        }
+        return (reason, try rawNote.map { try TextRules.validate($0, field: "note", range: 0...500) }.flatMap { $0.isEmpty ? nil : $0 })
+    }
+
+    /// Reports a reply (CONTRACT §13), as a post: only one the reporter can see (404), never one's own (403), once per
+    /// account (a repeat answers the first report, 200), a new one counted against the reporting allowance.
+    public func reportReply(replyID: Int, reason rawReason: String, note rawNote: String?, by identity: Identity) async throws -> (Report, created: Bool) {
+        let (reason, note) = try Self.reportInput(rawReason, rawNote, by: identity)
+        guard let replies else { throw BoardError.notFound("reply") }
+        // On the primary, as for posts: a report is a write.
+        var viewer = Viewer(identity)
+        viewer.readsAfter = nil
+        let reply = try await replies.reply(id: replyID, viewer: viewer)
+        guard reply.authorID != identity.accountID else { throw BoardError.forbidden("you cannot report your own reply") }
+        return try await store.reportReply(
+            replyID: replyID, reporterID: identity.accountID, reason: reason, note: note, policy: policy,
+            admission: Admission(rateLimiter, .reporting, subject: "\(identity.accountID)")
+        )
+    }
+
+    /// A moderator's decision on a reply (`POST /v1/moderation/replies/{id}/decision`).
+    public func decide(replyID: Int, action rawAction: String, note rawNote: String?, by identity: Identity) async throws -> (Reply, resolved: Int) {
+        try identity.requireModerator()
+        let action = try Self.action(rawAction)
+        return try await store.decide(replyID: replyID, action: action, moderatorID: identity.accountID, note: try Self.note(rawNote))
+    }
+
+    static func action(_ raw: String) throws -> ModerationAction {
+        guard let action = ModerationAction(rawValue: raw) else {
+            throw BoardError.invalidField(field: "action", message: "must be dismiss, remove or restore")
+        }
+        return action
     }
 
     public func myReports(_ identity: Identity, before: Int?, limit: Int) async throws -> (reports: [Report], nextCursor: String?) {
@@ -59,9 +97,7 @@ public struct ModerationService: Sendable {
 
     public func decide(postID: Int, action rawAction: String, note rawNote: String?, by identity: Identity) async throws -> (Post, resolved: Int) {
         try identity.requireModerator()
-        guard let action = ModerationAction(rawValue: rawAction) else {
-            throw BoardError.invalidField(field: "action", message: "must be dismiss, remove or restore")
-        }
+        let action = try Self.action(rawAction)
         let note = try Self.note(rawNote)
         let decided = try await store.decide(postID: postID, action: action, moderatorID: identity.accountID, note: note)
         // The post's images follow its new visibility at once (the background sync is the safety net).

@@ -31,13 +31,16 @@ public struct Post: Sendable, Equatable {
     public var hotScore: Double
     /// Whether the reader of this copy has marked it helpful.
     public var helpedByMe: Bool
+    /// Its visible replies (CONTRACT §13), kept on the post's row by sql/0026's trigger.
+    public var replyCount: Int = 0
 
     public init(
         id: Int, authorID: Int, authorDisplayName: String, region: RegionSummary, weatherType: WeatherType, category: Category,
         title: String?, body: String, status: PostStatus, hiddenReason: String? = nil, deleted: Bool, createdAt: Date, updatedAt: Date, edited: Bool,
         version: Int = 1, media: [Media] = [], conditions: PostConditions? = nil,
-        helpfulCount: Int = 0, trustedHelpfulCount: Int = 0, hotScore: Double = 0, helpedByMe: Bool = false
+        helpfulCount: Int = 0, trustedHelpfulCount: Int = 0, hotScore: Double = 0, helpedByMe: Bool = false, replyCount: Int = 0
     ) {
+        self.replyCount = replyCount
         self.conditions = conditions
         self.helpfulCount = helpfulCount
         self.trustedHelpfulCount = trustedHelpfulCount

@@ -141,6 +141,8 @@ public struct PostgresAccountStore: AccountStore {
             // the statements below (each with a fresh snapshot) see it and keep the post as evidence, or waits
             // and then finds the post deleted. Without this lock a report committed meanwhile was cascaded away.
             _ = try connection.execute("SELECT 1 FROM posts WHERE author_id = \(accountID) AND deleted_at IS NULL FOR UPDATE")
+            // And its live replies, for the same reason (a report on a reply locks the reply).
+            _ = try connection.execute("SELECT 1 FROM replies WHERE author_id = \(accountID) AND deleted_at IS NULL FOR UPDATE")
             // Media first, only marked: all of it retired (the sync makes its files private, the purger deletes
             // what no report names), and off the posts that may go. Then those posts can go.
             try MediaRecords.retireForDeletedAccount(accountID, on: connection)
@@ -167,8 +169,17 @@ public struct PostgresAccountStore: AccountStore {
             UPDATE posts SET title = NULL, body = '', deleted_at = COALESCE(deleted_at, now()), deleted_by = COALESCE(deleted_by, author_id)
             WHERE author_id = \(accountID)
             """,
+            // Its replies as its posts (CONTRACT §13): unreported ones go with their revisions, reported ones stay
+            // as evidence, deleted and without text.
+            "DELETE FROM replies r WHERE r.author_id = \(accountID) AND NOT EXISTS (SELECT 1 FROM reports rp WHERE rp.reply_id = r.id)",
+            "DELETE FROM reply_revisions v USING replies r WHERE r.author_id = \(accountID) AND v.reply_id = r.id",
+            """
+            UPDATE replies SET body = '', deleted_at = COALESCE(deleted_at, now()), deleted_by = COALESCE(deleted_by, author_id)
+            WHERE author_id = \(accountID)
+            """,
             // Its idempotency keys can replay nothing any more.
             "DELETE FROM idempotency_keys WHERE scope = \("post:\(accountID)")",
+            "DELETE FROM idempotency_keys WHERE scope = \("reply:\(accountID)")",
             // The row stays as an id (reports, the log and evidence posts point at it): no name, no password.
             """
             UPDATE accounts SET username = NULL, password_hash = NULL, display_name = \(Self.deletedDisplayName),

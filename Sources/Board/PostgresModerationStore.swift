@@ -9,12 +9,13 @@ public struct PostgresModerationStore: ModerationStore {
         self.database = database
     }
 
-    static let reportColumns = "r.id, r.post_id, r.reporter_id, r.reason, r.note, r.reported_title, r.reported_body, r.status, r.created_at"
+    static let reportColumns = "r.id, r.post_id, r.reply_id, r.reporter_id, r.reason, r.note, r.reported_title, r.reported_body, r.status, r.created_at"
 
     static func report(from row: PostgresRow) throws -> Report {
         Report(
             id: try row.decode(Int.self, "id"),
             postID: try row.decode(Int.self, "post_id"),
+            replyID: try row.decode(Int?.self, "reply_id"),
             reporterID: try row.decode(Int?.self, "reporter_id"),
             reason: try UnknownStoredValue.decode(ReportReason.self, row.decode(String.self, "reason"), column: "reports.reason"),
             note: try row.decode(String?.self, "note"),
@@ -35,7 +36,7 @@ public struct PostgresModerationStore: ModerationStore {
             // With the post locked, this reporter's earlier report cannot appear behind our back: a repeat
             // answers it and is not counted; a new one is counted first (a refusal rolls everything back).
             let earlier = try connection.query(
-                "SELECT \(raw: Self.reportColumns) FROM reports r WHERE r.post_id = \(postID) AND r.reporter_id = \(reporterID)"
+                "SELECT \(raw: Self.reportColumns) FROM reports r WHERE r.post_id = \(postID) AND r.reply_id IS NULL AND r.reporter_id = \(reporterID)"
             )
             if let row = earlier.first { return (try Self.report(from: row), false) }
             try admission.admit(on: connection)
@@ -43,7 +44,7 @@ public struct PostgresModerationStore: ModerationStore {
                 """
                 INSERT INTO reports (post_id, reporter_id, reason, note, reported_title, reported_body, reported_media)
                 SELECT id, \(reporterID), \(reason.rawValue), \(note), title, body, \(raw: MediaRecords.snapshot) FROM posts WHERE id = \(postID)
-                ON CONFLICT (post_id, reporter_id) WHERE reporter_id IS NOT NULL DO NOTHING
+                ON CONFLICT (post_id, reporter_id) WHERE reporter_id IS NOT NULL AND reply_id IS NULL DO NOTHING
                 RETURNING \(raw: Self.reportColumns.replacingOccurrences(of: "r.", with: ""))
                 """
             )
@@ -54,7 +55,7 @@ public struct PostgresModerationStore: ModerationStore {
                         """
                         SELECT count(DISTINCT r.reporter_id) AS n
                         FROM reports r JOIN accounts a ON a.id = r.reporter_id
-                        WHERE r.post_id = \(postID) AND r.status = 'open' AND a.deleted_at IS NULL
+                        WHERE r.post_id = \(postID) AND r.reply_id IS NULL AND r.status = 'open' AND a.deleted_at IS NULL
                           AND (a.kind = 'registered' OR a.created_at <= now() - make_interval(secs => \(Double(policy.trustAgeSeconds))))
                         """
                     )[0].decode(Int.self, "n")
@@ -65,7 +66,7 @@ public struct PostgresModerationStore: ModerationStore {
                 return (report, true)
             }
             let existing = try connection.query(
-                "SELECT \(raw: Self.reportColumns) FROM reports r WHERE r.post_id = \(postID) AND r.reporter_id = \(reporterID)"
+                "SELECT \(raw: Self.reportColumns) FROM reports r WHERE r.post_id = \(postID) AND r.reply_id IS NULL AND r.reporter_id = \(reporterID)"
             )[0]
             return (try Self.report(from: existing), false)
         }
@@ -78,20 +79,15 @@ public struct PostgresModerationStore: ModerationStore {
         return try await database.query(sql).map(Self.report(from:))
     }
 
-    /// The posts of a queue page: those whose first open report comes after the cursor, oldest first. It walks
-    /// `moderation_queue` (sql/0019, kept exact by triggers on `reports`), so a page reads about `limit` rows however
-    /// many reports are open (`QueuePlanTests`).
+    /// The targets of a queue page (posts and replies): those whose first open report comes after the cursor, oldest
+    /// first. It walks `moderation_queue` (sql/0019, sql/0026; kept exact by triggers on `reports`), so a page reads
+    /// about `limit` rows however many reports are open (`QueuePlanTests`).
     static func queuePage(after: Int?, limit: Int) -> SQLQuery {
         """
-        SELECT post_id, first_report_id AS first_id, first_reported_at AS first_at
+        SELECT post_id, reply_id, first_report_id AS first_id, first_reported_at AS first_at
         FROM moderation_queue WHERE first_report_id > \(after ?? 0)
         ORDER BY first_report_id LIMIT \(limit)
         """
-    }
-
-    /// The open reports of a page's posts, found through an index on their post ids (every one is listed).
-    static func openReports(postIDs: [String]) -> SQLQuery {
-        "SELECT \(raw: reportColumns) FROM reports r WHERE r.status = 'open' AND r.post_id = ANY(\(postIDs)::int8[]) ORDER BY r.id"
     }
 
     public func queue(after: Int?, limit: Int, viewer: Int?) async throws -> [QueueItem] {
@@ -100,15 +96,18 @@ public struct PostgresModerationStore: ModerationStore {
         }
     }
 
-    /// The queue items of `postIDs` that are in the queue now (the moderation stream's `report` events).
-    public func queueItems(postIDs: [Int]) async throws -> [QueueItem] {
-        guard !postIDs.isEmpty else { return [] }
+    /// The queue items that are in the queue now for posts `postIDs` (their own reports) and replies `replyIDs` (the
+    /// moderation stream's `report` events).
+    public func queueItems(postIDs: [Int], replyIDs: [Int] = []) async throws -> [QueueItem] {
+        guard !postIDs.isEmpty || !replyIDs.isEmpty else { return [] }
         return try await database.withConnection { connection in
             try Self.items(
                 of: connection.query(
                     """
-                    SELECT post_id, first_report_id AS first_id, first_reported_at AS first_at
-                    FROM moderation_queue WHERE post_id = ANY(\(postIDs.map(String.init))::int8[])
+                    SELECT post_id, reply_id, first_report_id AS first_id, first_reported_at AS first_at FROM moderation_queue
+                    WHERE (post_id = ANY(\(postIDs.map(String.init))::int8[]) AND reply_id IS NULL)
+                       OR reply_id = ANY(\(replyIDs.map(String.init))::int8[])
+                    ORDER BY first_report_id
                     """
                 ),
                 viewer: nil, on: connection
@@ -116,35 +115,66 @@ public struct PostgresModerationStore: ModerationStore {
         }
     }
 
-    /// Queue items from rows of `moderation_queue` (`post_id`, `first_id`, `first_at`), with their posts, open reports
-    /// and revisions, in the rows' order.
+    /// Queue items from rows of `moderation_queue` (`post_id`, `reply_id`, `first_id`, `first_at`), in the rows' order:
+    /// each with its post (a reply's item: its post for context, and the reply), open reports and revisions.
     private static func items(of groups: PostgresRows, viewer: Int?, on connection: PostgresConnection) throws -> [QueueItem] {
-        do {
-            guard !groups.isEmpty else { return [] }
-            let ids = try groups.map { String(try $0.decode(Int.self, "post_id")) }
-            var posts: [Int: Post] = [:]
-            for post in try PostgresPostStore.posts(connection.query(PostgresPostStore.withMedia("\(raw: PostgresPostStore.select) WHERE p.id = ANY(\(ids)::int8[])", viewer: viewer))) {
-                posts[post.id] = post
-            }
-            var reports: [Int: [Report]] = [:]
-            for row in try connection.query(Self.openReports(postIDs: ids)) {
-                let report = try Self.report(from: row)
-                reports[report.postID, default: []].append(report)
-            }
-            var revisions: [Int: [PostRevision]] = [:]
+        guard !groups.isEmpty else { return [] }
+        let targets = try groups.map { (post: try $0.decode(Int.self, "post_id"), reply: try $0.decode(Int?.self, "reply_id")) }
+        let postIDs = Array(Set(targets.map { String($0.post) }))
+        let postTargets = targets.filter { $0.reply == nil }.map { String($0.post) }
+        let replyIDs = targets.compactMap { $0.reply.map(String.init) }
+        var posts: [Int: Post] = [:]
+        for post in try PostgresPostStore.posts(connection.query(PostgresPostStore.withMedia("\(raw: PostgresPostStore.select) WHERE p.id = ANY(\(postIDs)::int8[])", viewer: viewer))) {
+            posts[post.id] = post
+        }
+        var replies: [Int: Reply] = [:]
+        var reports: [String: [Report]] = [:]
+        var revisions: [Int: [PostRevision]] = [:]
+        var replyRevisions: [Int: [ReplyRevision]] = [:]
+        if !postTargets.isEmpty {
             for row in try connection.query(
-                "SELECT post_id, weather_type, category, title, body, replaced_at FROM post_revisions WHERE post_id = ANY(\(ids)::int8[]) ORDER BY id"
+                "SELECT \(raw: reportColumns) FROM reports r WHERE r.status = 'open' AND r.reply_id IS NULL AND r.post_id = ANY(\(postTargets)::int8[]) ORDER BY r.id"
+            ) {
+                let report = try Self.report(from: row)
+                reports["p\(report.postID)", default: []].append(report)
+            }
+            for row in try connection.query(
+                "SELECT post_id, weather_type, category, title, body, replaced_at FROM post_revisions WHERE post_id = ANY(\(postTargets)::int8[]) ORDER BY id"
             ) {
                 revisions[try row.decode(Int.self, "post_id"), default: []].append(try PostRevision(row: row))
             }
-            return try groups.compactMap { group in
-                let postID = try group.decode(Int.self, "post_id")
-                guard let post = posts[postID] else { return nil }
-                return QueueItem(
-                    post: post, revisions: revisions[postID] ?? [], reports: reports[postID] ?? [],
-                    firstReportedAt: try group.decode(Date.self, "first_at"), firstReportID: try group.decode(Int.self, "first_id")
+        }
+        if !replyIDs.isEmpty {
+            for reply in try PostgresReplyStore.replies(connection.query("\(raw: PostgresReplyStore.select) WHERE r.id = ANY(\(replyIDs)::int8[])")) {
+                replies[reply.id] = reply
+            }
+            for row in try connection.query(
+                "SELECT \(raw: reportColumns) FROM reports r WHERE r.status = 'open' AND r.reply_id = ANY(\(replyIDs)::int8[]) ORDER BY r.id"
+            ) {
+                let report = try Self.report(from: row)
+                reports["r\(report.replyID ?? 0)", default: []].append(report)
+            }
+            for row in try connection.query(
+                "SELECT reply_id, body, replaced_at FROM reply_revisions WHERE reply_id = ANY(\(replyIDs)::int8[]) ORDER BY id"
+            ) {
+                replyRevisions[try row.decode(Int.self, "reply_id"), default: []].append(
+                    ReplyRevision(body: try row.decode(String.self, "body"), replacedAt: try row.decode(Date.self, "replaced_at"))
                 )
             }
+        }
+        return try zip(groups, targets).compactMap { group, target in
+            guard let post = posts[target.post] else { return nil }
+            var item = QueueItem(
+                post: post, revisions: target.reply == nil ? revisions[target.post] ?? [] : [],
+                reports: reports[target.reply.map { "r\($0)" } ?? "p\(target.post)"] ?? [],
+                firstReportedAt: try group.decode(Date.self, "first_at"), firstReportID: try group.decode(Int.self, "first_id")
+            )
+            if let replyID = target.reply {
+                guard let reply = replies[replyID] else { return nil }
+                item.reply = reply
+                item.replyRevisions = replyRevisions[replyID] ?? []
+            }
+            return item
         }
     }
 
@@ -170,7 +200,7 @@ public struct PostgresModerationStore: ModerationStore {
             let resolved = try connection.execute(
                 """
                 UPDATE reports SET status = \(outcome.rawValue), resolved_at = now(), resolved_by = \(moderatorID)
-                WHERE post_id = \(postID) AND status = 'open'
+                WHERE post_id = \(postID) AND reply_id IS NULL AND status = 'open'
                 """
             )
             try connection.execute(

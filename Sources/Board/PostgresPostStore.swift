@@ -24,7 +24,7 @@ public struct PostgresPostStore: PostStore {
                p.weather_type, p.category, p.title, p.body, p.status, p.hidden_reason, (p.deleted_at IS NOT NULL) AS deleted,
                p.created_at, p.updated_at, p.edited, p.version,
                p.conditions_weather_type, p.conditions_feels_like, p.conditions_band, p.conditions_observed_at,
-               p.helpful_count, p.trusted_helpful_count, p.hot_score
+               p.helpful_count, p.trusted_helpful_count, p.hot_score, p.reply_count
         FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id
         """
 
@@ -34,13 +34,13 @@ public struct PostgresPostStore: PostStore {
         case id, authorID, authorName, regionID, nameEnglish, nameKorean, countryCode
         case weatherType, category, title, body, status, hiddenReason, deleted, createdAt, updatedAt, edited, version
         case conditionsWeatherType, conditionsFeelsLike, conditionsBand, conditionsObservedAt
-        case helpfulCount, trustedHelpfulCount, hotScore
+        case helpfulCount, trustedHelpfulCount, hotScore, replyCount
 
         var name: String {
             ["id", "author_id", "author_name", "region_id", "name_en", "name_ko", "country_code", "weather_type", "category", "title",
              "body", "status", "hidden_reason", "deleted", "created_at", "updated_at", "edited", "version",
              "conditions_weather_type", "conditions_feels_like", "conditions_band", "conditions_observed_at",
-             "helpful_count", "trusted_helpful_count", "hot_score"][rawValue]
+             "helpful_count", "trusted_helpful_count", "hot_score", "reply_count"][rawValue]
         }
     }
 
@@ -118,7 +118,8 @@ public struct PostgresPostStore: PostStore {
             conditions: try conditions(from: row),
             helpfulCount: try value(Int.self, .helpfulCount),
             trustedHelpfulCount: try value(Int.self, .trustedHelpfulCount),
-            hotScore: try value(Double.self, .hotScore)
+            hotScore: try value(Double.self, .hotScore),
+            replyCount: try value(Int.self, .replyCount)
         )
     }
 

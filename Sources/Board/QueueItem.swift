@@ -8,6 +8,9 @@ public struct QueueItem: Sendable {
     public var firstReportedAt: Date
     /// Keyset position: the id of the post's oldest open report.
     public var firstReportID: Int
+    /// The reply reported, for a reply's item (`target: "reply"`); `post` is then its post, for context.
+    public var reply: Reply? = nil
+    public var replyRevisions: [ReplyRevision] = []
 
     public init(post: Post, revisions: [PostRevision], reports: [Report], firstReportedAt: Date, firstReportID: Int) {
         self.post = post

@@ -17,6 +17,9 @@ extension RateLimitPolicy {
     /// Posts by a registered account: 10 per 10 minutes.
     public static let registeredPosting = RateLimitPolicy(name: "post", limit: 10, windowSeconds: 600)
     /// New reports by one account: 20 an hour (repeating a report is not counted).
+    /// CONTRACT §13: anonymous 10, registered 60 replies in any 10 minutes.
+    public static let anonymousReplying = RateLimitPolicy(name: "reply-anon", limit: 10, windowSeconds: 600)
+    public static let registeredReplying = RateLimitPolicy(name: "reply", limit: 60, windowSeconds: 600)
     public static let reporting = RateLimitPolicy(name: "report", limit: 20, windowSeconds: 3600)
     /// Image uploads by an anonymous / registered account: 10 / 50 an hour.
     public static let anonymousUploads = RateLimitPolicy(name: "upload-anon", limit: 10, windowSeconds: 3600)

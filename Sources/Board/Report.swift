@@ -4,6 +4,8 @@ import Foundation
 public struct Report: Sendable, Equatable {
     public var id: Int
     public var postID: Int
+    /// The reply reported (CONTRACT §13); nil for a report on the post itself.
+    public var replyID: Int? = nil
     public var reporterID: Int?
     public var reason: ReportReason
     public var note: String?
@@ -12,9 +14,10 @@ public struct Report: Sendable, Equatable {
     public var outcome: ReportOutcome
     public var createdAt: Date
 
-    public init(id: Int, postID: Int, reporterID: Int?, reason: ReportReason, note: String?, reportedTitle: String?, reportedBody: String, outcome: ReportOutcome, createdAt: Date) {
+    public init(id: Int, postID: Int, replyID: Int? = nil, reporterID: Int?, reason: ReportReason, note: String?, reportedTitle: String?, reportedBody: String, outcome: ReportOutcome, createdAt: Date) {
         self.id = id
         self.postID = postID
+        self.replyID = replyID
         self.reporterID = reporterID
         self.reason = reason
         self.note = note

@@ -13,15 +13,22 @@ public struct ReportRequest: Codable, Sendable {
 /// A report as its reporter sees it (`GET /v1/accounts/me/reports`), with its outcome.
 public struct ReportResponse: Codable, Sendable {
     public var id: String
+    /// `post` or `reply` (CONTRACT §13).
+    public var target: String
+    /// The post reported, or the post of the reply reported.
     public var postId: String
+    /// The reply reported; `null` for a report on a post.
+    public var replyId: String?
     public var reason: String
     public var note: String?
     /// `open`, `dismissed` or `actioned`.
     public var outcome: String
     public var createdAt: Date
 
-    public init(id: String, postId: String, reason: String, note: String?, outcome: String, createdAt: Date) {
+    public init(id: String, postId: String, replyId: String? = nil, reason: String, note: String?, outcome: String, createdAt: Date) {
         self.id = id
+        self.target = replyId == nil ? "post" : "reply"
+        self.replyId = replyId
         self.postId = postId
         self.reason = reason
         self.note = note
@@ -32,7 +39,9 @@ public struct ReportResponse: Codable, Sendable {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id)
+        try c.encode(target, forKey: .target)
         try c.encode(postId, forKey: .postId)
+        try c.encode(replyId, forKey: .replyId)
         try c.encode(reason, forKey: .reason)
         try c.encode(note, forKey: .note)
         try c.encode(outcome, forKey: .outcome)
@@ -64,12 +73,19 @@ public struct QueueReportResponse: Decodable, Sendable {
 
 /// One item of `GET /v1/moderation/queue`.
 public struct QueueItemResponse: Decodable, Sendable {
+    /// `post` or `reply` (CONTRACT §13).
+    public var target: String
+    /// The post reported; for a reply's item, the reply's post, for context.
     public var post: PostResponse
+    /// The reply reported (with `status` and `revisions`), in a reply's item only.
+    public var reply: ReplyResponse?
     public var reports: [QueueReportResponse]
     public var openReportCount: Int
     public var firstReportedAt: Date
 
-    public init(post: PostResponse, reports: [QueueReportResponse], openReportCount: Int, firstReportedAt: Date) {
+    public init(post: PostResponse, reply: ReplyResponse? = nil, reports: [QueueReportResponse], openReportCount: Int, firstReportedAt: Date) {
+        self.target = reply == nil ? "post" : "reply"
+        self.reply = reply
         self.post = post
         self.reports = reports
         self.openReportCount = openReportCount
@@ -177,8 +193,14 @@ extension QueueItemResponse: JSONWritable {
         w.int(openReportCount)
         w.key("post")
         post.write(to: &w)
+        if let reply {
+            w.key("reply")
+            reply.write(to: &w)
+        }
         w.key("reports")
         w.array(reports)
+        w.key("target")
+        w.string(target)
         w.raw("}")
     }
 }

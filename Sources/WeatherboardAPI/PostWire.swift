@@ -71,12 +71,16 @@ public struct PostResponse: Decodable, Sendable {
     /// The marks that rank the post (trusted, of accounts neither banned nor deleted); shown to moderators only, so a
     /// moderator can tell a popular post from a brigaded one.
     public var trustedHelpfulCount: Int?
+    /// Its visible replies (CONTRACT §13).
+    public var replyCount: Int
 
     public init(
         id: String, weatherType: String, category: String, title: String?, body: String, region: Region, author: Author,
         createdAt: Date, updatedAt: Date, edited: Bool, isMine: Bool, media: [MediaResponse] = [], status: String?, revisions: [RevisionResponse]? = nil,
-        conditions: PostConditions? = nil, helpfulCount: Int = 0, helpedByMe: Bool = false, trustedHelpfulCount: Int? = nil
+        conditions: PostConditions? = nil, helpfulCount: Int = 0, helpedByMe: Bool = false, trustedHelpfulCount: Int? = nil,
+        replyCount: Int = 0
     ) {
+        self.replyCount = replyCount
         self.conditions = conditions
         self.helpfulCount = helpfulCount
         self.helpedByMe = helpedByMe
@@ -162,6 +166,8 @@ extension PostResponse: JSONWritable {
         w.array(media)
         w.key("region")
         region.write(to: &w)
+        w.key("replyCount")
+        w.int(replyCount)
         if let revisions {
             w.key("revisions")
             w.array(revisions)

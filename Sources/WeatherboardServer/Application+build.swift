@@ -19,6 +19,8 @@ public struct AppDependencies: Sendable {
     public let accounts: AccountService
     public let posts: PostService
     public let moderation: ModerationService
+    /// Replies and the inbox (CONTRACT §13).
+    public let replies: ReplyService
     /// What expires, purged in the background (CONTRACT §7).
     public let purger: Purger
     public let metrics: AppMetrics
@@ -67,7 +69,9 @@ public struct AppDependencies: Sendable {
             store: PostgresPostStore(database: database, reads: reads), regions: regions, rateLimiter: rateLimiter, filter: filter, media: media,
             conditions: WeatherConditions(weather: weather, timeout: conditionsTimeout), trustAgeSeconds: reportPolicy.trustAgeSeconds
         )
-        self.moderation = ModerationService(store: moderationStore, posts: posts, rateLimiter: rateLimiter, policy: reportPolicy)
+        let replies = ReplyService(store: PostgresReplyStore(database: database, reads: reads), rateLimiter: rateLimiter, filter: filter)
+        self.replies = replies
+        self.moderation = ModerationService(store: moderationStore, posts: posts, replies: replies, rateLimiter: rateLimiter, policy: reportPolicy)
         self.purger = Purger(database: database, policy: purgePolicy, media: media)
     }
 
@@ -193,6 +197,7 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
     api.addRoutes(FeedController(mediaURLs: mediaURLs, posts: dependencies.posts, regions: dependencies.regions, weather: dependencies.weather).endpoints)
     api.addRoutes(OutfitController(mediaURLs: mediaURLs, posts: dependencies.posts, regions: dependencies.regions, weather: dependencies.weather).endpoints)
     api.addRoutes(ModerationController(mediaURLs: mediaURLs, moderation: dependencies.moderation, posts: dependencies.posts).endpoints)
+    api.addRoutes(RepliesController(replies: dependencies.replies, moderation: dependencies.moderation).endpoints)
     api.addRoutes(
         MediaController(
             media: dependencies.media, urls: mediaURLs, maxFileBytes: configuration.mediaMaxBytes,

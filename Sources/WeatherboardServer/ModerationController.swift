@@ -1,5 +1,6 @@
 import Board
 import Hummingbird
+import Vocabulary
 import WeatherboardAPI
 
 /// CONTRACT §5: reports, and the moderator API (role moderator or admin; 403 `forbidden` otherwise).
@@ -42,14 +43,7 @@ struct ModerationController {
         let viewer = context.viewer
         let language = request.language
         let links = mediaURLs.links(request, context, moderator: true)
-        let wire = items.map { item in
-            QueueItemResponse(
-                post: PostResponse(item.post, viewer: viewer, language: language, media: links, revisions: item.revisions),
-                reports: item.reports.map(QueueReportResponse.init),
-                openReportCount: item.reports.count,
-                firstReportedAt: item.firstReportedAt
-            )
-        }
+        let wire = items.map { QueueItemResponse($0, viewer: viewer, language: language, media: links) }
         return jsonResponse(Page(items: wire, nextCursor: next))
     }
 
@@ -86,9 +80,22 @@ struct ModerationController {
     }
 }
 
+extension QueueItemResponse {
+    /// A queue item as moderators see it: a post with its revisions, or a reply with its revisions and its post.
+    init(_ item: QueueItem, viewer: Viewer, language: Language, media: MediaLinks) {
+        self.init(
+            post: PostResponse(item.post, viewer: viewer, language: language, media: media, revisions: item.reply == nil ? item.revisions : nil),
+            reply: item.reply.map { ReplyResponse($0, viewer: viewer, revisions: item.replyRevisions) },
+            reports: item.reports.map(QueueReportResponse.init),
+            openReportCount: item.reports.count,
+            firstReportedAt: item.firstReportedAt
+        )
+    }
+}
+
 extension ReportResponse {
     init(_ report: Report) {
-        self.init(id: String(report.id), postId: String(report.postID), reason: report.reason.rawValue, note: report.note, outcome: report.outcome.rawValue, createdAt: report.createdAt)
+        self.init(id: String(report.id), postId: String(report.postID), replyId: report.replyID.map(String.init), reason: report.reason.rawValue, note: report.note, outcome: report.outcome.rawValue, createdAt: report.createdAt)
     }
 }
 

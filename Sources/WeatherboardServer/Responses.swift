@@ -36,7 +36,28 @@ extension PostResponse {
             conditions: post.conditions,
             helpfulCount: post.helpfulCount,
             helpedByMe: post.helpedByMe,
-            trustedHelpfulCount: viewer.isModerator ? post.trustedHelpfulCount : nil
+            trustedHelpfulCount: viewer.isModerator ? post.trustedHelpfulCount : nil,
+            replyCount: post.replyCount
+        )
+    }
+}
+
+extension ReplyResponse {
+    /// `status` is shown to the author and to moderators only; `post` (its post's id and title) in the inbox only.
+    init(_ reply: Reply, viewer: Viewer, inbox: Bool = false, revisions: [ReplyRevision]? = nil) {
+        self.init(
+            id: String(reply.id),
+            postId: String(reply.postID),
+            body: reply.body,
+            author: .init(id: String(reply.authorID), displayName: reply.authorDisplayName),
+            isPostAuthor: reply.authorID == reply.postAuthorID,
+            createdAt: reply.createdAt,
+            updatedAt: reply.updatedAt,
+            edited: reply.edited,
+            isMine: reply.authorID == viewer.accountID,
+            status: reply.status(shownTo: viewer)?.rawValue,
+            post: inbox ? PostSummary(id: String(reply.postID), title: reply.postTitle) : nil,
+            revisions: revisions.map { $0.map { ReplyRevisionResponse(body: $0.body, replacedAt: $0.replacedAt) } }
         )
     }
 }

@@ -269,13 +269,7 @@ final class StreamHub: Sendable {
                         rendered[key]
                         ?? Self.message(
                             id: event.position, event: "report",
-                            QueueItemResponse(
-                                post: PostResponse(
-                                    item.post, viewer: Viewer(accountID: nil, isModerator: true), language: subscriber.language, media: subscriber.links,
-                                    revisions: item.revisions
-                                ),
-                                reports: item.reports.map(QueueReportResponse.init), openReportCount: item.reports.count, firstReportedAt: item.firstReportedAt
-                            )
+                            QueueItemResponse(item, viewer: Viewer(accountID: nil, isModerator: true), language: subscriber.language, media: subscriber.links)
                         )
                     rendered[key] = message
                     send(subscriber, message)

@@ -1,0 +1,244 @@
+import Database
+import Foundation
+
+/// Replies in PostgreSQL (sql/0026_replies.sql). A post's replies are a keyset walk of `replies_post_idx` oldest first,
+/// the inbox one of `replies_inbox_idx` newest first; each reads its post's state with the reply, so a post that is not
+/// shown takes its replies out of view in the same statement.
+public struct PostgresReplyStore: Sendable {
+    let database: PostgresPool
+    /// Standbys for the reads a standby may serve (CONTRACT §12); nil: everything on `database`.
+    let reads: ReplicaRouter?
+
+    public init(database: PostgresPool, reads: ReplicaRouter? = nil) {
+        self.database = database
+        self.reads = reads
+    }
+
+    /// Runs `body` on the pool `viewer`'s reads go to (`ReplicaRouter`), or on the primary.
+    func routed<T: Sendable>(_ viewer: Viewer, _ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        guard let reads else { return try await database.withConnection(body) }
+        return try await reads.read(after: viewer.readsAfter) { pool in try await pool.withConnection(body) }
+    }
+
+    static let select = """
+        SELECT r.id, r.post_id, r.post_author_id, r.author_id, a.display_name AS author_name, r.body, r.status, r.hidden_reason,
+               (r.deleted_at IS NOT NULL) AS deleted, r.created_at, r.updated_at, r.edited, r.version,
+               p.title AS post_title, (p.status = 'visible' AND p.deleted_at IS NULL) AS post_public
+        FROM replies r JOIN accounts a ON a.id = r.author_id JOIN posts p ON p.id = r.post_id
+        """
+
+    static func reply(from row: PostgresRow) throws -> Reply {
+        Reply(
+            id: try row.decode(Int.self, at: 0),
+            postID: try row.decode(Int.self, at: 1),
+            postAuthorID: try row.decode(Int.self, at: 2),
+            authorID: try row.decode(Int.self, at: 3),
+            authorDisplayName: try row.decode(String.self, at: 4),
+            body: try row.decode(String.self, at: 5),
+            status: try UnknownStoredValue.decode(PostStatus.self, row.decode(String.self, at: 6), column: "replies.status"),
+            hiddenReason: try row.decode(String?.self, at: 7),
+            deleted: try row.decode(Bool.self, at: 8),
+            createdAt: try row.decode(Date.self, at: 9),
+            updatedAt: try row.decode(Date.self, at: 10),
+            edited: try row.decode(Bool.self, at: 11),
+            version: try row.decode(Int.self, at: 12),
+            postTitle: try row.decode(String?.self, at: 13),
+            postPublic: try row.decode(Bool.self, at: 14)
+        )
+    }
+
+    static func byID(_ id: Int) -> SQLQuery { "\(raw: select) WHERE r.id = \(id)" }
+
+    static func replies(_ rows: PostgresRows) throws -> [Reply] { try rows.map(reply(from:)) }
+
+    /// Any reply by id, deleted or not, on the primary.
+    public func reply(id: Int) async throws -> Reply? {
+        try Self.replies(await database.query(Self.byID(id))).first
+    }
+
+    /// One reply for a reader, possibly from a standby fresh enough for `viewer`.
+    public func read(id: Int, viewer: Viewer) async throws -> Reply? {
+        try await routed(viewer) { try Self.replies($0.query(Self.byID(id))).first }
+    }
+
+    // MARK: Create
+
+    /// Inserts a reply in one transaction: the author's row is held (KEY SHARE: an account deletion in progress makes
+    /// it refuse), then the post's row is locked (NO KEY UPDATE), so `check` decides on the post as it is until the
+    /// reply commits: a moderator's removal, a deletion or a hide waits for it, and then takes it out of view with the
+    /// post. The lock also orders the replies of one post (ids in commit order) and keeps `reply_count` exact.
+    /// A held reply (`status` hidden) gets the term filter's report. With an idempotency key a replay returns the
+    /// reply the first request made; only a new reply is charged to `admission`.
+    public func create(
+        postID: Int, authorID: Int, body: String, held: Bool, idempotency: IdempotencyKey?, admission: Admission,
+        check: @escaping @Sendable (PostAccess) throws -> Void
+    ) async throws -> (Reply, replayed: Bool) {
+        try await database.transaction { connection in
+            if let idempotency, case .replay(let replyID, let requestHash) = try idempotency.claim(on: connection) {
+                guard requestHash == idempotency.requestHash, let existing = try Self.replies(connection.query(Self.byID(replyID))).first else {
+                    throw BoardError.idempotencyConflict
+                }
+                return (existing, true)
+            }
+            guard try !connection.query("SELECT 1 FROM accounts WHERE id = \(authorID) AND deleted_at IS NULL FOR KEY SHARE").isEmpty else {
+                throw BoardError.unauthenticated
+            }
+            guard let row = try connection.query(
+                "SELECT author_id, status, deleted_at IS NOT NULL AS deleted FROM posts WHERE id = \(postID) FOR NO KEY UPDATE"
+            ).first else { throw BoardError.notFound("post") }
+            let postAuthorID = try row.decode(Int.self, "author_id")
+            try check(PostAccess(
+                authorID: postAuthorID,
+                status: try UnknownStoredValue.decode(PostStatus.self, row.decode(String.self, "status"), column: "posts.status"),
+                deleted: try row.decode(Bool.self, "deleted")
+            ))
+            try admission.admit(on: connection)
+            let id = try connection.query(
+                """
+                INSERT INTO replies (post_id, post_author_id, author_id, body, status, hidden_reason)
+                VALUES (\(postID), \(postAuthorID), \(authorID), \(body), \(held ? "hidden" : "visible"), \(held ? "filter" : nil))
+                RETURNING id
+                """
+            )[0].decode(Int.self, "id")
+            if held { try Self.queueForFilter(replyID: id, on: connection) }
+            try idempotency?.complete(resourceID: id, on: connection)
+            return (try Self.replies(connection.query(Self.byID(id)))[0], false)
+        }
+    }
+
+    /// Files the term filter's report on a held reply, so it shows up in the moderation queue.
+    static func queueForFilter(replyID: Int, on connection: PostgresConnection) throws {
+        try connection.execute(
+            """
+            INSERT INTO reports (post_id, reply_id, reporter_id, reason, reported_title, reported_body)
+            SELECT post_id, id, NULL, 'filter', NULL, body FROM replies WHERE id = \(replyID)
+            """
+        )
+    }
+
+    // MARK: Read
+
+    /// What decides who may see post `id` (nil: no such post), and a page of its replies after `after`, oldest first:
+    /// for moderators every reply, deleted ones included; for anyone else visible replies and the reader's own (not
+    /// deleted), without authors the reader blocks. `decide` gets the post's access first and returns whether to read
+    /// replies at all (it throws to refuse); both run on one connection.
+    public func list(
+        postID: Int, after: Int?, limit: Int, viewer: Viewer, decide: @escaping @Sendable (PostAccess) throws -> Bool
+    ) async throws -> [Reply] {
+        try await routed(viewer) { connection in
+            var show = false
+            try PostgresPostStore.checkAccess(postID, on: connection) { show = try decide($0) }
+            guard show else { return [] }
+            var sql: SQLQuery = "\(raw: Self.select) WHERE r.post_id = \(postID) AND r.id > \(after ?? 0)"
+            if !viewer.isModerator {
+                sql.append(" AND r.deleted_at IS NULL AND (r.status = 'visible' OR r.author_id = \(viewer.accountID ?? 0))" as SQLQuery)
+            }
+            if let me = viewer.accountID {
+                sql.append(" AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(me) AND b.blocked_id = r.author_id)" as SQLQuery)
+            }
+            sql.append(" ORDER BY r.id")
+            return try Self.replies(connection.query(sql.page(limit: limit)))
+        }
+    }
+
+    /// The conditions of an inbox row: a visible reply by someone else (the partial index's predicate) on a post of
+    /// `me`'s that is shown to everyone, by an author `me` does not block.
+    static func inboxConditions(_ me: Int) -> SQLQuery {
+        """
+        r.post_author_id = \(me) AND r.status = 'visible' AND r.deleted_at IS NULL AND r.author_id <> r.post_author_id
+          AND p.status = 'visible' AND p.deleted_at IS NULL
+          AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(me) AND b.blocked_id = r.author_id)
+        """
+    }
+
+    /// The most unread replies the inbox counts: a badge shows "99+" past it, and counting stays a page's work.
+    public static let unreadCap = 100
+
+    /// A page of `me`'s inbox before `before`, newest first, and its unread count (at most `unreadCap` + 1: more
+    /// than the cap), read on one connection.
+    public func inbox(of me: Int, before: Int?, limit: Int, viewer: Viewer) async throws -> (replies: [Reply], unread: Int) {
+        try await routed(viewer) { connection in
+            var sql: SQLQuery = "\(raw: Self.select) WHERE "
+            sql.append(Self.inboxConditions(me))
+            if let before { sql.append(" AND r.id < \(before)" as SQLQuery) }
+            sql.append(" ORDER BY r.id DESC")
+            let replies = try Self.replies(connection.query(sql.page(limit: limit)))
+            return (replies, try Self.unread(of: me, on: connection))
+        }
+    }
+
+    static func unread(of me: Int, on connection: PostgresConnection) throws -> Int {
+        var sql: SQLQuery = "SELECT count(*) AS n FROM (SELECT 1 FROM replies r JOIN posts p ON p.id = r.post_id WHERE "
+        sql.append(inboxConditions(me))
+        sql.append(" AND r.id > (SELECT inbox_read_upto FROM accounts WHERE id = \(me)) LIMIT \(Self.unreadCap + 1)) u" as SQLQuery)
+        return try connection.query(sql)[0].decode(Int.self, "n")
+    }
+
+    /// Moves `me`'s read marker up to reply `upTo` (never back: two devices marking at once keep the later), and
+    /// answers the unread count after; nil when `upTo` is not a reply to one of `me`'s posts.
+    public func markRead(of me: Int, upTo: Int) async throws -> Int? {
+        try await database.transaction { connection in
+            let moved = try connection.query(
+                """
+                UPDATE accounts a SET inbox_read_upto = greatest(a.inbox_read_upto, r.id)
+                FROM replies r WHERE a.id = \(me) AND a.deleted_at IS NULL AND r.id = \(upTo) AND r.post_author_id = \(me)
+                RETURNING a.id
+                """
+            )
+            guard !moved.isEmpty else { return nil }
+            return try Self.unread(of: me, on: connection)
+        }
+    }
+
+    // MARK: Edit and delete
+
+    /// Edits a reply on its locked row (edits of one reply happen one after another): `decide` gets the reply as it is
+    /// now and returns the new body and whether the term filter holds it, or nil when nothing changes. A write keeps
+    /// the replaced version as one revision and bumps `version`. Returns the reply after.
+    public func edit(id: Int, _ decide: @escaping @Sendable (Reply) throws -> (body: String, held: Bool)?) async throws -> Reply {
+        try await database.transaction { connection in
+            guard let current = try Self.replies(connection.query("\(raw: Self.select) WHERE r.id = \(id) FOR UPDATE OF r")).first else {
+                throw BoardError.notFound("reply")
+            }
+            guard let edit = try decide(current) else { return current }
+            try connection.execute(
+                "INSERT INTO reply_revisions (reply_id, body, version) SELECT id, body, version FROM replies WHERE id = \(id)"
+            )
+            let hold = edit.held && current.status == .visible
+            try connection.execute(
+                """
+                UPDATE replies SET body = \(edit.body), edited = true, updated_at = now(), version = version + 1,
+                    status = CASE WHEN \(hold) THEN 'hidden' ELSE status END,
+                    hidden_reason = CASE WHEN \(hold) THEN 'filter' ELSE hidden_reason END
+                WHERE id = \(id)
+                """
+            )
+            if hold { try Self.queueForFilter(replyID: id, on: connection) }
+            return try Self.replies(connection.query(Self.byID(id)))[0]
+        }
+    }
+
+    public func softDelete(id: Int, by accountID: Int) async throws {
+        try await database.execute("UPDATE replies SET deleted_at = now(), deleted_by = \(accountID) WHERE id = \(id) AND deleted_at IS NULL")
+    }
+
+    /// A moderator's delete of someone else's reply and its log entry, in one statement. False when already deleted.
+    public func softDeleteLogged(id: Int, by moderatorID: Int) async throws -> Bool {
+        !(try await database.query(
+            """
+            WITH deleted AS (
+                UPDATE replies SET deleted_at = now(), deleted_by = \(moderatorID) WHERE id = \(id) AND deleted_at IS NULL RETURNING id
+            )
+            INSERT INTO moderation_log (moderator_id, action, target_type, target_id)
+            SELECT \(moderatorID), \(ModerationLogAction.delete.rawValue), 'reply', id::text FROM deleted
+            RETURNING id
+            """
+        ).isEmpty)
+    }
+
+    public func revisions(replyID: Int) async throws -> [ReplyRevision] {
+        try await database.query("SELECT body, replaced_at FROM reply_revisions WHERE reply_id = \(replyID) ORDER BY id").map {
+            ReplyRevision(body: try $0.decode(String.self, "body"), replacedAt: try $0.decode(Date.self, "replaced_at"))
+        }
+    }
+}
