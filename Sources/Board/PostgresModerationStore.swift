@@ -90,6 +90,12 @@ public struct PostgresModerationStore: ModerationStore {
         """
     }
 
+    /// The open reports on the posts `postIDs` themselves (not on their replies), found through an index on their post
+    /// ids (every one is listed).
+    static func openReports(postIDs: [String]) -> SQLQuery {
+        "SELECT \(raw: reportColumns) FROM reports r WHERE r.status = 'open' AND r.reply_id IS NULL AND r.post_id = ANY(\(postIDs)::int8[]) ORDER BY r.id"
+    }
+
     public func queue(after: Int?, limit: Int, viewer: Int?) async throws -> [QueueItem] {
         try await database.withConnection { connection in
             try Self.items(of: connection.query(Self.queuePage(after: after, limit: limit)), viewer: viewer, on: connection)
@@ -132,9 +138,7 @@ public struct PostgresModerationStore: ModerationStore {
         var revisions: [Int: [PostRevision]] = [:]
         var replyRevisions: [Int: [ReplyRevision]] = [:]
         if !postTargets.isEmpty {
-            for row in try connection.query(
-                "SELECT \(raw: reportColumns) FROM reports r WHERE r.status = 'open' AND r.reply_id IS NULL AND r.post_id = ANY(\(postTargets)::int8[]) ORDER BY r.id"
-            ) {
+            for row in try connection.query(Self.openReports(postIDs: postTargets)) {
                 let report = try Self.report(from: row)
                 reports["p\(report.postID)", default: []].append(report)
             }
