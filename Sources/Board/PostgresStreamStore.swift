@@ -12,7 +12,7 @@ public struct PostgresStreamStore: Sendable {
     }
 
     static let columns = """
-        id, kind, post_id, author_id, region_id, old_state, old_weather, old_category, new_state, new_weather, new_category, audience, action, moderator_id
+        id, kind, post_id, author_id, region_id, old_state, old_weather, old_category, new_state, new_weather, new_category, audience, action, moderator_id, reply_id
         """
 
     /// The events after `position`, in order, at most `limit`. Ids are given in commit order (sql/0024), so these are
@@ -54,6 +54,15 @@ public struct PostgresStreamStore: Sendable {
             await database.query(PostgresPostStore.withMedia("\(raw: PostgresPostStore.select) WHERE p.id = ANY(\(ids.map(String.init))::int8[])"))
         )
         return Dictionary(posts.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The replies of `ids` as they are now, whatever their state (each stream decides from the event).
+    public func replies(ids: [Int]) async throws -> [Int: Reply] {
+        guard !ids.isEmpty else { return [:] }
+        let replies = try PostgresReplyStore.replies(
+            await database.query("\(raw: PostgresReplyStore.select) WHERE r.id = ANY(\(ids.map(String.init))::int8[])")
+        )
+        return Dictionary(replies.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
     /// Which of `accounts` marked post `postID` helpful (one read for every subscriber an event goes to).
@@ -120,7 +129,8 @@ public struct PostgresStreamStore: Sendable {
             new: try snapshot("new"),
             audience: try row.decode(Int?.self, "audience"),
             action: try row.decode(String?.self, "action"),
-            moderatorID: try row.decode(Int?.self, "moderator_id")
+            moderatorID: try row.decode(Int?.self, "moderator_id"),
+            replyID: try row.decode(Int?.self, "reply_id")
         )
     }
 }

@@ -5,6 +5,8 @@ public struct StreamEvent: Sendable {
     public enum Kind: String, Sendable {
         /// A post's state changed: created, edited, hidden, removed, restored, deleted.
         case post
+        /// A reply changed (created, edited, hidden, removed, restored, deleted): `replyID`, on post `postID`.
+        case reply
         /// `audience` blocked or unblocked `authorID`.
         case block, unblock
         /// A report on `postID` arrived (the post entered or stays in the queue).
@@ -29,6 +31,8 @@ public struct StreamEvent: Sendable {
     public var position: StreamPosition
     public var kind: Kind
     public var postID: Int?
+    /// The reply of a `reply` event (and of a `report` or `resolved` event about a reply).
+    public var replyID: Int?
     public var authorID: Int?
     public var regionID: Int?
     /// nil: the post did not exist before (a create).
@@ -41,8 +45,9 @@ public struct StreamEvent: Sendable {
 
     public init(
         position: StreamPosition, kind: Kind, postID: Int? = nil, authorID: Int? = nil, regionID: Int? = nil, old: Snapshot? = nil, new: Snapshot? = nil,
-        audience: Int? = nil, action: String? = nil, moderatorID: Int? = nil
+        audience: Int? = nil, action: String? = nil, moderatorID: Int? = nil, replyID: Int? = nil
     ) {
+        self.replyID = replyID
         self.position = position
         self.kind = kind
         self.postID = postID

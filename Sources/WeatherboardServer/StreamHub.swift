@@ -236,16 +236,21 @@ final class StreamHub: Sendable {
         // A post that left the public view (hidden, removed, deleted) must be gone from every reader's next read, on
         // every standby: reads from now on must see the primary as it is now (past these events' commits). Only the
         // live pump does it (`targets` nil), before anyone is told.
-        if targets == nil, let reads, events.contains(where: { $0.kind == .post && $0.old?.state == .visible && $0.new?.state != .visible }) {
+        if targets == nil, let reads, events.contains(where: { ($0.kind == .post || $0.kind == .reply) && $0.old?.state == .visible && $0.new?.state != .visible }) {
             reads.raiseFence(to: try await reads.primaryPosition())
         }
-        let postIDs = Array(Set(events.filter { $0.kind == .post }.compactMap(\.postID)))
-        let queued = Array(Set(events.filter { $0.kind == .report }.compactMap(\.postID)))
+        let postIDs = Array(Set(events.filter { $0.kind == .post || $0.kind == .reply }.compactMap(\.postID)))
+        let reports = events.filter { $0.kind == .report }
+        let queuedPosts = Array(Set(reports.filter { $0.replyID == nil }.compactMap(\.postID)))
+        let queuedReplies = Array(Set(reports.compactMap(\.replyID)))
         let (store, moderation) = targets == nil ? (pumpStore, pumpModeration) : (self.store, self.moderation)
         let posts = try await store.posts(ids: postIDs)
-        var items: [Int: QueueItem] = [:]
-        if !queued.isEmpty {
-            for item in try await moderation.queueItems(postIDs: queued) { items[item.post.id] = item }
+        let replies = try await store.replies(ids: Array(Set(events.filter { $0.kind == .reply }.compactMap(\.replyID))))
+        var items: [QueueTarget: QueueItem] = [:]
+        if !queuedPosts.isEmpty || !queuedReplies.isEmpty {
+            for item in try await moderation.queueItems(postIDs: queuedPosts, replyIDs: queuedReplies) {
+                items[QueueTarget(post: item.post.id, reply: item.reply?.id)] = item
+            }
         }
         for event in events {
             let subscribers: [StreamSubscriber] =
@@ -258,10 +263,12 @@ final class StreamHub: Sendable {
             switch event.kind {
             case .post:
                 try await deliverPost(event, post: event.postID.flatMap { posts[$0] }, to: subscribers, store: store, send: send)
+            case .reply:
+                await deliverReply(event, reply: event.replyID.flatMap { replies[$0] }, post: event.postID.flatMap { posts[$0] }, to: subscribers, send: send)
             case .block, .unblock:
                 try await deliverBlock(event, to: subscribers, store: store, send: send)
             case .report:
-                guard let postID = event.postID, let item = items[postID] else { continue }
+                guard let postID = event.postID, let item = items[QueueTarget(post: postID, reply: event.replyID)] else { continue }
                 var rendered: [String: ByteBuffer] = [:]
                 for subscriber in subscribers where subscriber.isModeration && subscriber.wants(event) {
                     let key = subscriber.links.cacheKey + subscriber.language.rawValue
@@ -278,7 +285,9 @@ final class StreamHub: Sendable {
                 guard let postID = event.postID else { continue }
                 let message = Self.message(
                     id: event.position, event: "resolved",
-                    QueueResolvedEvent(postId: String(postID), action: event.action ?? "", moderatorId: event.moderatorID.map(String.init))
+                    QueueResolvedEvent(
+                        postId: String(postID), replyId: event.replyID.map(String.init), action: event.action ?? "", moderatorId: event.moderatorID.map(String.init)
+                    )
                 )
                 for subscriber in subscribers where subscriber.isModeration && subscriber.wants(event) { send(subscriber, message) }
             }
@@ -329,6 +338,39 @@ final class StreamHub: Sendable {
             rendered[key] = message
             send(subscriber, message)
         }
+    }
+
+    /// A reply on the streams that show its post (CONTRACT §13): `reply` with the reply as this reader sees it when it
+    /// appears or changes, `replyRemoved` when it leaves the reader's view (`BoardStream.replyChange`).
+    private func deliverReply(
+        _ event: StreamEvent, reply: Reply?, post: Post?, to subscribers: [StreamSubscriber], send: (StreamSubscriber, ByteBuffer) -> Void
+    ) async {
+        guard let replyID = event.replyID, let postID = event.postID else { return }
+        var removed: ByteBuffer?
+        var rendered: [String: ByteBuffer] = [:]
+        var pacer = Pacer()
+        for subscriber in subscribers {
+            guard let change = subscriber.replyChange(for: event, post: post), let stream = subscriber.board else { continue }
+            await pacer.tick()
+            guard change != .remove, let reply else {
+                let message = removed ?? Self.message(id: event.position, event: "replyRemoved", StreamReplyRemovedEvent(id: String(replyID), postId: String(postID)))
+                removed = message
+                send(subscriber, message)
+                continue
+            }
+            // `isMine` and the status for its author, the real status for moderators.
+            let reader = stream.viewer.accountID == reply.authorID ? stream.viewer : Viewer(accountID: nil, isModerator: stream.viewer.isModerator)
+            let key = "\(reader.accountID ?? 0)-\(reader.isModerator)"
+            let message = rendered[key] ?? Self.message(id: event.position, event: "reply", ReplyResponse(reply, viewer: reader))
+            rendered[key] = message
+            send(subscriber, message)
+        }
+    }
+
+    /// A queue item's target: a post, or a reply on it.
+    struct QueueTarget: Hashable {
+        var post: Int
+        var reply: Int?
     }
 
     /// A block takes the blocked author's posts out of the blocker's streams (`remove` for each the stream shows, up to
@@ -484,7 +526,7 @@ extension StreamHub.State {
     /// The streams that may show `event`.
     func audience(of event: StreamEvent) -> [StreamSubscriber] {
         switch event.kind {
-        case .post:
+        case .post, .reply:
             var streams = Array(anyRegion.values)
             if let region = event.regionID, let local = regions[region] { streams.append(contentsOf: local.values) }
             return streams

@@ -73,6 +73,15 @@ final class StreamSubscriber: Sendable {
         }
     }
 
+    /// What a `reply` event is to this stream, with its post as it is now (`BoardStream.replyChange`).
+    func replyChange(for event: StreamEvent, post: Post?) -> BoardStream.Change? {
+        guard let board else { return nil }
+        return state.withLock { state in
+            if let skip = state.skipThrough, event.position <= skip { return nil }
+            return board.replyChange(for: event, post: post, blocked: state.blocked)
+        }
+    }
+
     /// Whether this stream should see `event` at all (false for one another instance already sent).
     func wants(_ event: StreamEvent) -> Bool {
         state.withLock { state in state.skipThrough.map { event.position > $0 } ?? true }
