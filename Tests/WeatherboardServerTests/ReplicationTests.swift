@@ -98,7 +98,7 @@ extension TestServer {
 /// Serialized: the tests stop, delay and promote the one standby they share.
 @Suite("Past one machine: standbys and failover", .serialized, .enabled(if: ReplicaCluster.enabled))
 struct ReplicationTests {
-    @Test("anonymous reads are served by the standby; a standby lagging a second never shows an account its own write: 500 write-then-read pairs (create, list, edit, mark, report, upload, attach, delete) on alternating instances")
+    @Test("anonymous reads are served by the standby; a standby lagging a second never shows an account its own write: 500 write-then-read pairs (create, list, edit, mark, report, reply, upload, attach, delete) on alternating instances")
     func readYourWrites() async throws {
         try await ReplicaCluster.run("delay", "0")
         try await ReplicaCluster.withTwoServers(maxLagMilliseconds: 5000) { a, b in
@@ -148,6 +148,13 @@ struct ReplicationTests {
                 #expect(try await writer.json("POST", "/v1/posts/\(id)/reports", token: reporter.token, ["reason": "spam"]).status == 201)
                 let reports = try await reader.json("GET", "/v1/accounts/me/reports?limit=1", token: reporter.token)
                 if reports.items.first?["postId"] as? String != id { failures.append("report \(id): not in my reports") }
+                pairs += 1
+                // reply (by another account), then read the post's replies
+                let replied = try await writer.json("POST", "/v1/posts/\(id)/replies", token: reporter.token, ["body": "round \(round) 댓글"])
+                #expect(replied.status == 201, "\(replied.text)")
+                let replyID = replied.object["id"] as? String ?? "-"
+                let thread = try await reader.json("GET", "/v1/posts/\(id)/replies", token: reporter.token)
+                if !thread.items.contains(where: { $0["id"] as? String == replyID }) { failures.append("reply \(replyID): not in the post's replies") }
                 pairs += 1
                 // upload (every tenth round), then read it, attach it, and read the post with it
                 if round % 10 == 1 {
