@@ -102,7 +102,7 @@ struct JSONWriterTests {
     func postKeys() throws {
         let always: Set<String> = [
             "id", "weatherType", "category", "title", "body", "region", "author", "createdAt", "updatedAt", "edited", "isMine", "media", "conditions",
-            "helpfulCount", "helpedByMe",
+            "helpfulCount", "helpedByMe", "replyCount",
         ]
         let plain = try roundTrip(post(status: nil, title: nil))
         #expect(Set(plain.keys) == always)
