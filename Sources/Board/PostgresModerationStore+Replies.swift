@@ -43,38 +43,10 @@ extension PostgresModerationStore {
         }
     }
 
-    /// A moderator's decision on a reply: as for posts (`dismiss` unhides an auto-hidden or held reply, `remove`
-    /// removes it, `restore` makes it visible), resolving every open report on it and logging it, in one transaction.
+    /// A moderator's decision on a reply, as on a post (`decide(_:action:…)`), in one transaction.
     public func decide(replyID: Int, action: ModerationAction, moderatorID: Int, note: String?) async throws -> (Reply, resolved: Int) {
         try await database.transaction { connection in
-            let current = try connection.query("SELECT status FROM replies WHERE id = \(replyID) FOR UPDATE")
-            guard let status = try current.first?.decode(String.self, "status") else { throw BoardError.notFound("reply") }
-            let outcome: ReportOutcome
-            switch action {
-            case .dismiss:
-                outcome = .dismissed
-                if status == PostStatus.hidden.rawValue {
-                    try connection.execute("UPDATE replies SET status = 'visible', hidden_reason = NULL WHERE id = \(replyID)")
-                }
-            case .remove:
-                outcome = .actioned
-                try connection.execute("UPDATE replies SET status = 'removed', hidden_reason = NULL WHERE id = \(replyID)")
-            case .restore:
-                outcome = .dismissed
-                try connection.execute("UPDATE replies SET status = 'visible', hidden_reason = NULL WHERE id = \(replyID)")
-            }
-            let resolved = try connection.execute(
-                """
-                UPDATE reports SET status = \(outcome.rawValue), resolved_at = now(), resolved_by = \(moderatorID)
-                WHERE reply_id = \(replyID) AND status = 'open'
-                """
-            )
-            try connection.execute(
-                """
-                INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note)
-                VALUES (\(moderatorID), \(ModerationLogAction(action).rawValue), 'reply', \(String(replyID)), \(note))
-                """
-            )
+            let resolved = try Self.decide(.reply(replyID), action: action, moderatorID: moderatorID, note: note, on: connection)
             return (try PostgresReplyStore.replies(connection.query(PostgresReplyStore.byID(replyID)))[0], resolved)
         }
     }

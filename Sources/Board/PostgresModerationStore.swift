@@ -184,38 +184,55 @@ public struct PostgresModerationStore: ModerationStore {
 
     public func decide(postID: Int, action: ModerationAction, moderatorID: Int, note: String?) async throws -> (Post, resolved: Int) {
         try await database.transaction { connection in
-            let current = try connection.query("SELECT status FROM posts WHERE id = \(postID) FOR UPDATE")
-            guard let status = try current.first?.decode(String.self, "status") else { throw BoardError.notFound("post") }
-            let outcome: ReportOutcome
-            switch action {
-            case .dismiss:
-                // Unhides an auto-hidden or filter-held post; a removal stays (only restore undoes it).
-                outcome = .dismissed
-                if status == PostStatus.hidden.rawValue {
-                    try connection.execute("UPDATE posts SET status = 'visible', hidden_reason = NULL WHERE id = \(postID)")
-                }
-            case .remove:
-                outcome = .actioned
-                try connection.execute("UPDATE posts SET status = 'removed', hidden_reason = NULL WHERE id = \(postID)")
-            case .restore:
-                outcome = .dismissed
-                try connection.execute("UPDATE posts SET status = 'visible', hidden_reason = NULL WHERE id = \(postID)")
-            }
-            let resolved = try connection.execute(
-                """
-                UPDATE reports SET status = \(outcome.rawValue), resolved_at = now(), resolved_by = \(moderatorID)
-                WHERE post_id = \(postID) AND reply_id IS NULL AND status = 'open'
-                """
-            )
-            try connection.execute(
-                """
-                INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note)
-                VALUES (\(moderatorID), \(ModerationLogAction(action).rawValue), 'post', \(String(postID)), \(note))
-                """
-            )
+            let resolved = try Self.decide(.post(postID), action: action, moderatorID: moderatorID, note: note, on: connection)
             let post = try PostgresPostStore.posts(connection.query(PostgresPostStore.byID(postID, viewer: moderatorID)))[0]
             return (post, resolved)
         }
+    }
+
+    /// What a decision is on: a post (its own reports) or a reply.
+    enum DecisionTarget {
+        case post(Int)
+        case reply(Int)
+
+        /// The table, the log's target type, and its open reports (constants of this file, never input).
+        var table: String { if case .post = self { "posts" } else { "replies" } }
+        var logType: ModerationLogTarget { if case .post = self { .post } else { .reply } }
+        var id: Int { switch self { case .post(let id), .reply(let id): id } }
+        var reports: SQLQuery {
+            switch self {
+            case .post(let id): "post_id = \(id) AND reply_id IS NULL"
+            case .reply(let id): "reply_id = \(id)"
+            }
+        }
+    }
+
+    /// A moderator's decision on the locked row of `target`, in the caller's transaction: `dismiss` unhides an
+    /// auto-hidden or filter-held target (a removal stays: only `restore` undoes it), `remove` removes it, `restore`
+    /// makes it visible; every open report on it is resolved and the decision logged. Returns the reports resolved.
+    static func decide(_ target: DecisionTarget, action: ModerationAction, moderatorID: Int, note: String?, on connection: PostgresConnection) throws -> Int {
+        let table = target.table, id = target.id
+        let current = try connection.query("SELECT status FROM \(raw: table) WHERE id = \(id) FOR UPDATE")
+        guard let status = try current.first?.decode(String.self, "status") else { throw BoardError.notFound(target.logType.rawValue) }
+        let outcome: ReportOutcome = action == .remove ? .actioned : .dismissed
+        let newStatus: PostStatus? = switch action {
+        case .dismiss: status == PostStatus.hidden.rawValue ? .visible : nil
+        case .remove: .removed
+        case .restore: .visible
+        }
+        if let newStatus {
+            try connection.execute("UPDATE \(raw: table) SET status = \(newStatus.rawValue), hidden_reason = NULL WHERE id = \(id)")
+        }
+        var resolve: SQLQuery = "UPDATE reports SET status = \(outcome.rawValue), resolved_at = now(), resolved_by = \(moderatorID) WHERE status = 'open' AND "
+        resolve.append(target.reports)
+        let resolved = try connection.execute(resolve)
+        try connection.execute(
+            """
+            INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note)
+            VALUES (\(moderatorID), \(ModerationLogAction(action).rawValue), \(target.logType.rawValue), \(String(id)), \(note))
+            """
+        )
+        return resolved
     }
 
     public func ban(accountID: Int, until: Date?, reason: String, moderatorID: Int?) async throws -> Account {
