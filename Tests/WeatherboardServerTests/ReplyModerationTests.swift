@@ -253,4 +253,37 @@ struct ReplyModerationTests {
             #expect(next.event == "post" && next.json["id"] as? String == snow, "a rain post's replies reached a snow stream: \(next)")
         }
     }
+
+    @Test("a stream resuming with Last-Event-ID gets the reply events it missed, in order, none twice, then live ones")
+    func resume() async throws {
+        try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { server in
+            let author = try await server.anonymousAccount()
+            let replier = try await server.anonymousAccount()
+            let region = try await StreamTests.region(server)
+            let postID = try await StreamTests.post(server, author, region: region)
+            let first = try await server.stream("/v1/stream?regionId=\(region)")
+            try await StreamTests.opening(first)
+            let r1 = try await RepliesTests.replyID(server, replier, to: postID, "하나")
+            let seen = try await first.nextEvent()
+            #expect(seen.event == "reply" && seen.json["id"] as? String == r1)
+            let lastID = try #require(seen.id)
+            first.close()
+            // Missed while away: two new replies and an edit of the first.
+            let r2 = try await RepliesTests.replyID(server, replier, to: postID, "둘")
+            let r3 = try await RepliesTests.replyID(server, replier, to: postID, "셋")
+            #expect(try await server.json("PATCH", "/v1/replies/\(r1)", token: replier.token, ["body": "하나 (고침)"]).status == 200)
+            let resumed = try await server.stream("/v1/stream?regionId=\(region)", lastEventID: lastID)
+            try await StreamTests.opening(resumed, live: false)
+            var got: [String] = []
+            for _ in 0..<3 {
+                let message = try await resumed.nextEvent()
+                #expect(message.event == "reply", "\(message)")
+                got.append((message.json["id"] as? String ?? "?") + (message.json["edited"] as? Bool == true ? "e" : ""))
+            }
+            #expect(got == [r2, r3, r1 + "e"], "the missed events in commit order, none twice")
+            let r4 = try await RepliesTests.replyID(server, replier, to: postID, "넷")
+            let live = try await resumed.nextEvent()
+            #expect(live.event == "reply" && live.json["id"] as? String == r4, "then live: \(live)")
+        }
+    }
 }
