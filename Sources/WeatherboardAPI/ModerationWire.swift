@@ -83,6 +83,21 @@ public struct QueueItemResponse: Decodable, Sendable {
     public var openReportCount: Int
     public var firstReportedAt: Date
 
+    enum CodingKeys: String, CodingKey {
+        case target, post, reply, reports, openReportCount, firstReportedAt
+    }
+
+    /// An item without `target` (a server from before replies) is a post's.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        target = try c.decodeIfPresent(String.self, forKey: .target) ?? "post"
+        post = try c.decode(PostResponse.self, forKey: .post)
+        reply = try c.decodeIfPresent(ReplyResponse.self, forKey: .reply)
+        reports = try c.decode([QueueReportResponse].self, forKey: .reports)
+        openReportCount = try c.decode(Int.self, forKey: .openReportCount)
+        firstReportedAt = try c.decode(Date.self, forKey: .firstReportedAt)
+    }
+
     public init(post: PostResponse, reply: ReplyResponse? = nil, reports: [QueueReportResponse], openReportCount: Int, firstReportedAt: Date) {
         self.target = reply == nil ? "post" : "reply"
         self.reply = reply

@@ -428,7 +428,7 @@ struct AdminCLITests {
         let post = #"{"id":"42","weatherType":"rain","category":"food","title":"광고","body":"싸게 팝니다\n지금 \u001b[31m연락","#
             + #""region":{"id":"1835848","name":"Seoul","countryCode":"KR"},"author":{"id":"9","displayName":"x"},"#
             + #""createdAt":"2026-11-22T09:00:00Z","updatedAt":"2026-11-22T09:00:00Z","edited":false,"isMine":false,"media":[],"#
-            + #""status":"hidden","helpfulCount":0,"helpedByMe":false}"#
+            + #""status":"hidden","helpfulCount":0,"helpedByMe":false,"replyCount":0}"#
         let reports = [("1", "spam", "2026-11-22T09:30:00Z"), ("2", "abuse", "2026-11-22T09:32:00Z"), ("3", "spam", "2026-11-22T09:31:00Z")].map {
             #"{"id":"\#($0.0)","reason":"\#($0.1)","note":null,"reporterId":"3","reportedTitle":null,"reportedBody":"b","createdAt":"\#($0.2)"}"#
         }
