@@ -129,16 +129,23 @@ public struct PostgresReplyStore: Sendable {
             var show = false
             try PostgresPostStore.checkAccess(postID, on: connection) { show = try decide($0) }
             guard show else { return [] }
-            var sql: SQLQuery = "\(raw: Self.select) WHERE r.post_id = \(postID) AND r.id > \(after ?? 0)"
-            if !viewer.isModerator {
-                sql.append(" AND r.deleted_at IS NULL AND (r.status = 'visible' OR r.author_id = \(viewer.accountID ?? 0))" as SQLQuery)
-            }
-            if let me = viewer.accountID {
-                sql.append(" AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(me) AND b.blocked_id = r.author_id)" as SQLQuery)
-            }
-            sql.append(" ORDER BY r.id")
-            return try Self.replies(connection.query(sql.page(limit: limit)))
+            return try Self.replies(connection.query(Self.listQuery(postID: postID, after: after, limit: limit, viewer: viewer)))
         }
+    }
+
+    /// A page of a post's replies after `after`, oldest first, as `viewer` may see them (`list`).
+    static func listQuery(postID: Int, after: Int?, limit: Int, viewer: Viewer) -> SQLQuery {
+        var sql: SQLQuery = "\(raw: Self.select) WHERE r.post_id = \(postID) AND r.id > \(after ?? 0)"
+        if !viewer.isModerator {
+            sql.append(" AND r.deleted_at IS NULL AND (r.status = 'visible' OR r.author_id = \(viewer.accountID ?? 0))" as SQLQuery)
+        }
+        if let me = viewer.accountID {
+            sql.append(" AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(me) AND b.blocked_id = r.author_id)" as SQLQuery)
+        }
+        // In the index's own order, (post_id, id): ordered by id alone, generic plans walked the primary key from the
+        // cursor and filtered every other post's replies out (`RepliesPlanTests`).
+        sql.append(" ORDER BY r.post_id, r.id")
+        return sql.page(limit: limit)
     }
 
     /// The conditions of an inbox row: a visible reply by someone else (the partial index's predicate) on a post of
@@ -158,20 +165,30 @@ public struct PostgresReplyStore: Sendable {
     /// than the cap), read on one connection.
     public func inbox(of me: Int, before: Int?, limit: Int, viewer: Viewer) async throws -> (replies: [Reply], unread: Int) {
         try await routed(viewer) { connection in
-            var sql: SQLQuery = "\(raw: Self.select) WHERE "
-            sql.append(Self.inboxConditions(me))
-            if let before { sql.append(" AND r.id < \(before)" as SQLQuery) }
-            sql.append(" ORDER BY r.id DESC")
-            let replies = try Self.replies(connection.query(sql.page(limit: limit)))
+            let replies = try Self.replies(connection.query(Self.inboxQuery(of: me, before: before, limit: limit)))
             return (replies, try Self.unread(of: me, on: connection))
         }
     }
 
-    static func unread(of me: Int, on connection: PostgresConnection) throws -> Int {
+    /// A page of `me`'s inbox before `before`, newest first.
+    static func inboxQuery(of me: Int, before: Int?, limit: Int) -> SQLQuery {
+        var sql: SQLQuery = "\(raw: Self.select) WHERE "
+        sql.append(Self.inboxConditions(me))
+        if let before { sql.append(" AND r.id < \(before)" as SQLQuery) }
+        sql.append(" ORDER BY r.post_author_id DESC, r.id DESC")  // the inbox index's order (see `listQuery`)
+        return sql.page(limit: limit)
+    }
+
+    /// `me`'s unread inbox replies, counted up to `unreadCap` + 1: a bounded walk of the inbox index from the newest.
+    static func unreadQuery(of me: Int) -> SQLQuery {
         var sql: SQLQuery = "SELECT count(*) AS n FROM (SELECT 1 FROM replies r JOIN posts p ON p.id = r.post_id WHERE "
         sql.append(inboxConditions(me))
-        sql.append(" AND r.id > (SELECT inbox_read_upto FROM accounts WHERE id = \(me)) LIMIT \(Self.unreadCap + 1)) u" as SQLQuery)
-        return try connection.query(sql)[0].decode(Int.self, "n")
+        sql.append(" AND r.id > (SELECT inbox_read_upto FROM accounts WHERE id = \(me)) ORDER BY r.post_author_id DESC, r.id DESC LIMIT \(raw: String(Self.unreadCap + 1))) u" as SQLQuery)
+        return sql
+    }
+
+    static func unread(of me: Int, on connection: PostgresConnection) throws -> Int {
+        try connection.query(Self.unreadQuery(of: me))[0].decode(Int.self, "n")
     }
 
     /// Moves `me`'s read marker up to reply `upTo` (never back: two devices marking at once keep the later), and
