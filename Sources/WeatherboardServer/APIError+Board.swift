@@ -26,7 +26,7 @@ extension APIError {
         case .invalidField(let field, let message):
             self = .invalidField(field, message)
         case .preconditionFailed:
-            self.init(.preconditionFailed, "precondition_failed", "the post has changed since that version (If-Match); fetch it again")
+            self.init(.preconditionFailed, "precondition_failed", "it has changed since that version (If-Match); fetch it again")
         case .rateLimited(let seconds):
             self.init(RateLimitExceeded(retryAfterSeconds: seconds))
         }

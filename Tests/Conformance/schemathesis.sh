@@ -41,14 +41,21 @@ BASE="http://127.0.0.1:$PORT"
 for _ in $(seq 1 200); do curl -fsS "$BASE/healthz" >/dev/null 2>&1 && break; sleep 0.05; done
 
 json() { python3 -c "import sys, json; print(json.load(sys.stdin)$1)"; }
-# A registered moderator, so the moderator API is exercised too, and one post to read, edit and report.
+# A registered moderator, so the moderator API is exercised too, and one post to read, edit and report; replies to it
+# (CONTRACT §13): another account's (the moderator's inbox, a reply to report and decide on) and the moderator's own
+# (a reply to edit).
 ANON="$(curl -fsS -X POST "$BASE/v1/accounts" | json "['token']")"
 USER="conformance_$RANDOM"
 TOKEN="$(curl -fsS -X POST "$BASE/v1/accounts/me/credentials" -H "Authorization: Bearer $ANON" -H 'Content-Type: application/json' \
   -d "{\"username\":\"$USER\",\"password\":\"conformance password 1\"}" | json "['token']")"
 "$BIN" roles grant "$USER" moderator >/dev/null
-curl -fsS -X POST "$BASE/v1/posts" -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
-  -d '{"weatherType":"rain","category":"food","body":"conformance post","regionId":"1835848"}' >/dev/null
+POST_ID="$(curl -fsS -X POST "$BASE/v1/posts" -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+  -d '{"weatherType":"rain","category":"food","body":"conformance post","regionId":"1835848"}' | json "['id']")"
+OTHER="$(curl -fsS -X POST "$BASE/v1/accounts" | json "['token']")"
+curl -fsS -X POST "$BASE/v1/posts/$POST_ID/replies" -H "Authorization: Bearer $OTHER" -H 'Content-Type: application/json' \
+  -d '{"body":"conformance reply"}' >/dev/null
+curl -fsS -X POST "$BASE/v1/posts/$POST_ID/replies" -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+  -d '{"body":"conformance reply by the moderator"}' >/dev/null
 
 echo "==> schemathesis against $BASE" >&2
 cd "$(mktemp -d)"

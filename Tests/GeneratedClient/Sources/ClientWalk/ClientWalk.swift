@@ -213,6 +213,75 @@ struct ClientWalk {
         try W.check(unmarked.helpfulCount == 0 && !unmarked.helpedByMe, "unmarkPostHelpful", "\(unmarked)")
         done("markPostHelpful (200, repeat 200, own post 403), listPosts sort=top, unmarkPostHelpful (200)")
 
+        // 6c. Replies (CONTRACT §13): the second account answers the post (with an Idempotency-Key, so a retry is the same
+        //     reply); the thread lists it, the post counts it, the post's author finds it in the inbox with its post,
+        //     marks the inbox read, and reports the reply (a repeat answers 200 with the same report).
+        let replyKey = UUID().uuidString
+        let replyText = "저도 비 오면 파전이에요 🥞"
+        let replied = try await W.step(
+            "createReply",
+            { try await reporter.createReply(path: .init(id: post.id), headers: .init(idempotencyKey: replyKey), body: .json(.init(body: replyText))) },
+            expect: { try $0.created }
+        )
+        let reply = try replied.body.json
+        try W.check(
+            reply.postId == post.id && reply.body == replyText && reply.isMine && !reply.isPostAuthor && !reply.edited && reply.status == .visible
+                && reply.post == nil && replied.headers.eTag != nil,
+            "createReply", "\(reply) ETag \(String(describing: replied.headers.eTag))"
+        )
+        let replayedReply = try await W.step(
+            "createReply (replay)",
+            { try await reporter.createReply(path: .init(id: post.id), headers: .init(idempotencyKey: replyKey), body: .json(.init(body: replyText))) },
+            expect: { try $0.created.body.json }
+        )
+        try W.check(replayedReply.id == reply.id, "createReply (replay)", "\(replayedReply.id) vs \(reply.id)")
+        done("createReply with Idempotency-Key (201, replay 201 with the same reply)")
+        let thread = try await W.step(
+            "listReplies", { try await anonymous.listReplies(path: .init(id: post.id), query: .init(limit: 20)) }, expect: { try $0.ok.body.json }
+        )
+        guard let threaded = thread.items.first(where: { $0.id == reply.id }) else {
+            throw W(step: "listReplies", detail: "reply \(reply.id) is not listed: \(thread.items.map(\.id))")
+        }
+        try W.check(
+            thread.items.count == 1 && thread.nextCursor == nil && !threaded.isPostAuthor && !threaded.isMine && threaded.status == nil
+                && threaded.author.id == reply.author.id,
+            "listReplies", "\(thread)"
+        )
+        let counted = try await W.step("getPost (replyCount)", { try await anonymous.getPost(path: .init(id: post.id)) }, expect: { try $0.ok.body.json })
+        try W.check(counted.replyCount == 1, "getPost (replyCount)", "replyCount \(counted.replyCount)")
+        done("listReplies (200, isPostAuthor false), getPost replyCount 1")
+        let inbox = try await W.step("getInbox", { try await author.getInbox() }, expect: { try $0.ok.body.json })
+        guard let received = inbox.items.first(where: { $0.id == reply.id }) else {
+            throw W(step: "getInbox", detail: "reply \(reply.id) is not in the inbox: \(inbox.items.map(\.id))")
+        }
+        try W.check(
+            received.post?.id == post.id && received.post?.title == post.title && received.body == replyText && inbox.unread >= 1 && !inbox.unreadCapped,
+            "getInbox", "\(inbox)"
+        )
+        let read = try await W.step(
+            "markInboxRead", { try await author.markInboxRead(body: .json(.init(upTo: reply.id))) }, expect: { try $0.ok.body.json }
+        )
+        try W.check(read.unread == 0 && !read.unreadCapped, "markInboxRead", "\(read)")
+        done("getInbox (reply with post \(post.id), unread \(inbox.unread)), markInboxRead (unread 0)")
+        let replyReport = try await W.step(
+            "reportReply", { try await author.reportReply(path: .init(id: reply.id), body: .json(.init(reason: .abuse, note: "말투가 거칠어요"))) },
+            expect: { try $0.created.body.json }
+        )
+        try W.check(
+            replyReport.target == .reply && replyReport.replyId == reply.id && replyReport.postId == post.id && replyReport.outcome == .open,
+            "reportReply", "\(replyReport)"
+        )
+        let replyReportAgain = try await W.step(
+            "reportReply (repeat)", { try await author.reportReply(path: .init(id: reply.id), body: .json(.init(reason: .abuse))) },
+            expect: { try $0.ok.body.json }
+        )
+        try W.check(replyReportAgain.id == replyReport.id, "reportReply (repeat)", "\(replyReportAgain)")
+        let authorReports = try await W.step("listMyReports (reply)", { try await author.listMyReports() }, expect: { try $0.ok.body.json })
+        try W.check(
+            authorReports.items.map(\.id) == [replyReport.id] && authorReports.items.first?.target == .reply, "listMyReports (reply)", "\(authorReports)"
+        )
+        done("reportReply (201, repeat 200), listMyReports target reply")
+
         // 7. Register the anonymous account (same id), then log in on a second device.
         let username = "walk_\(UUID().uuidString.prefix(8).lowercased())"
         let password = "an umbrella for rainy days"
@@ -284,7 +353,7 @@ struct ClientWalk {
         // 9. The live board (CONTRACT §11): the signed-in device follows GET /v1/stream while the reporter posts and then
         //    deletes; the moderation stream wants a moderator.
         let streamed = try await liveBoard(subscriberToken: session.token, poster: reporter, regionID: seoul.id)
-        done("streamBoard: event post for post \(streamed) within 20 s of subscribing, then event remove on its deletion")
+        done("streamBoard: event post for post \(streamed) within 20 s of subscribing, event reply and replyRemoved for a reply on it, then event remove on its deletion")
         let streams = EventStreamTransport()
         defer { streams.close() }
         let noToken = try await W.step(
@@ -315,9 +384,10 @@ extension ClientWalk {
     /// Step 9: subscribes to `GET /v1/stream` (no filters) as `subscriberToken` through the generated client, waits
     /// for the stream's first message (`retry: 2000` and the id-only `id:` that fixes where it starts, so nothing
     /// committed after it can be missed), then has `poster` create a post and reads until that post's `event: post`
-    /// arrives, then has `poster` delete it and reads until its `event: remove`. Heartbeats and id-only messages
-    /// (events without data) and other posts' events are skipped; every payload must decode as the type its event
-    /// names. All of it within 20 s, else the walk fails naming what it was waiting for. The stream is cancelled
+    /// arrives, has `poster` reply to it and reads until the reply's `event: reply` (CONTRACT §13), deletes the reply and
+    /// reads until its `event: replyRemoved`, then has `poster` delete the post and reads until its `event: remove`.
+    /// Heartbeats and id-only messages (events without data) and other posts' and replies' events are skipped; every
+    /// payload must decode as the type its event names. All of it within 20 s, else the walk fails naming what it was waiting for. The stream is cancelled
     /// afterwards, whatever happened. Returns the post's id.
     func liveBoard(subscriberToken: String, poster: Client, regionID: String) async throws -> String {
         typealias W = WalkFailure
@@ -348,6 +418,30 @@ extension ClientWalk {
                 }
                 return false
             }
+            let reply = try await W.step(
+                "createReply (streamed)", { try await poster.createReply(path: .init(id: post.id), body: .json(.init(body: "작은 우산도 괜찮아요"))) },
+                expect: { try $0.created.body.json }
+            )
+            waiting.set("event: reply for reply \(reply.id) on post \(post.id)")
+            try await Self.read(&events, name, waiting) { event, payload in
+                if case .reply(let streamed) = payload, streamed.id == reply.id {
+                    try W.check(
+                        streamed.postId == post.id && streamed.body == reply.body && streamed.isPostAuthor && !streamed.isMine, name,
+                        "event: reply \(streamed) for \(reply)"
+                    )
+                    return true
+                }
+                return false
+            }
+            _ = try await W.step("deleteReply (streamed)", { try await poster.deleteReply(path: .init(id: reply.id)) }, expect: { try $0.noContent })
+            waiting.set("event: replyRemoved for reply \(reply.id) (deleted by its author)")
+            try await Self.read(&events, name, waiting) { event, payload in
+                if case .replyRemoved(let removed) = payload, removed.id == reply.id {
+                    try W.check(removed.postId == post.id, name, "event: replyRemoved \(removed) for reply \(reply.id) on post \(post.id)")
+                    return true
+                }
+                return false
+            }
             _ = try await W.step("deletePost (streamed)", { try await poster.deletePost(path: .init(id: post.id)) }, expect: { try $0.noContent })
             waiting.set("event: remove for post \(post.id) (deleted by its author)")
             try await Self.read(&events, name, waiting) { event, payload in
@@ -358,10 +452,12 @@ extension ClientWalk {
         }
     }
 
-    /// A board event's `data`, decoded as the type its `event:` names (CONTRACT §11).
+    /// A board event's `data`, decoded as the type its `event:` names (CONTRACT §11, §13).
     enum BoardPayload {
         case post(Components.Schemas.Post)
         case removed(Components.Schemas.StreamRemoved)
+        case reply(Components.Schemas.Reply)
+        case replyRemoved(Components.Schemas.StreamReplyRemoved)
     }
 
     /// Reads `events` until `found` says yes. Skips events without data (heartbeats, id-only messages); decodes every
@@ -381,6 +477,8 @@ extension ClientWalk {
                 switch event.event {
                 case "post", "update": payload = .post(try decoder.decode(Components.Schemas.Post.self, from: Data(data.utf8)))
                 case "remove": payload = .removed(try decoder.decode(Components.Schemas.StreamRemoved.self, from: Data(data.utf8)))
+                case "reply": payload = .reply(try decoder.decode(Components.Schemas.Reply.self, from: Data(data.utf8)))
+                case "replyRemoved": payload = .replyRemoved(try decoder.decode(Components.Schemas.StreamReplyRemoved.self, from: Data(data.utf8)))
                 default: throw WalkFailure(step: name, detail: "unexpected event \(event.event ?? "(none)") while waiting for \(waiting.value): \(event)")
                 }
             } catch let failure as WalkFailure {
