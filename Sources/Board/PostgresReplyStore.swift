@@ -135,24 +135,28 @@ public struct PostgresReplyStore: Sendable {
 
     /// A page of a post's replies after `after`, oldest first, as `viewer` may see them (`list`).
     static func listQuery(postID: Int, after: Int?, limit: Int, viewer: Viewer) -> SQLQuery {
-        var sql: SQLQuery = "\(raw: Self.select) WHERE r.post_id = \(postID) AND r.id > \(after ?? 0)"
+        var sql: SQLQuery = "\(raw: Self.select) WHERE r.post_id >= \(postID) AND r.post_id <= \(postID) AND r.id > \(after ?? 0)"
         if !viewer.isModerator {
             sql.append(" AND r.deleted_at IS NULL AND (r.status = 'visible' OR r.author_id = \(viewer.accountID ?? 0))" as SQLQuery)
         }
         if let me = viewer.accountID {
             sql.append(" AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(me) AND b.blocked_id = r.author_id)" as SQLQuery)
         }
-        // In the index's own order, (post_id, id): ordered by id alone, generic plans walked the primary key from the
-        // cursor and filtered every other post's replies out (`RepliesPlanTests`).
+        // A range, not `=`, and the index's own order (post_id, id). A generic plan estimates `post_id = $1` from the
+        // average post (a handful of replies), and for so few rows it may as well collect them all and sort them, or
+        // walk the primary key from the cursor and filter: fine for most posts, ruinous for the one with 10,000 replies.
+        // A range is estimated at a fixed share of the table, for which only the ordered index walk that stops after
+        // a page is cheap (`RepliesPlanTests`; `PostgresStreamStore.postsOf` does the same).
         sql.append(" ORDER BY r.post_id, r.id")
         return sql.page(limit: limit)
     }
 
     /// The conditions of an inbox row: a visible reply by someone else (the partial index's predicate) on a post of
-    /// `me`'s that is shown to everyone, by an author `me` does not block.
+    /// `me`'s that is shown to everyone, by an author `me` does not block. `me` as a range, for the reason `listQuery`
+    /// gives: an author with 100,000 replies must be walked in order, not collected and sorted.
     static func inboxConditions(_ me: Int) -> SQLQuery {
         """
-        r.post_author_id = \(me) AND r.status = 'visible' AND r.deleted_at IS NULL AND r.author_id <> r.post_author_id
+        r.post_author_id >= \(me) AND r.post_author_id <= \(me) AND r.status = 'visible' AND r.deleted_at IS NULL AND r.author_id <> r.post_author_id
           AND p.status = 'visible' AND p.deleted_at IS NULL
           AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(me) AND b.blocked_id = r.author_id)
         """
@@ -175,15 +179,17 @@ public struct PostgresReplyStore: Sendable {
         var sql: SQLQuery = "\(raw: Self.select) WHERE "
         sql.append(Self.inboxConditions(me))
         if let before { sql.append(" AND r.id < \(before)" as SQLQuery) }
-        sql.append(" ORDER BY r.post_author_id DESC, r.id DESC")  // the inbox index's order (see `listQuery`)
+        sql.append(" ORDER BY r.post_author_id, r.id DESC")  // the inbox index's order (see `listQuery`)
         return sql.page(limit: limit)
     }
 
-    /// `me`'s unread inbox replies, counted up to `unreadCap` + 1: a bounded walk of the inbox index from the newest.
+    /// `me`'s unread inbox replies, counted up to `unreadCap` + 1. Unread replies are the newest of the inbox (ids above
+    /// the read marker), so they are counted among its newest `unreadCap` + 1 rows: the same ordered walk as the first
+    /// page, never a count of everything above the marker (which a plan could read by bitmap and sort).
     static func unreadQuery(of me: Int) -> SQLQuery {
-        var sql: SQLQuery = "SELECT count(*) AS n FROM (SELECT 1 FROM replies r JOIN posts p ON p.id = r.post_id WHERE "
+        var sql: SQLQuery = "SELECT count(*) FILTER (WHERE newest.id > (SELECT inbox_read_upto FROM accounts WHERE id = \(me))) AS n FROM (SELECT r.id FROM replies r JOIN posts p ON p.id = r.post_id WHERE "
         sql.append(inboxConditions(me))
-        sql.append(" AND r.id > (SELECT inbox_read_upto FROM accounts WHERE id = \(me)) ORDER BY r.post_author_id DESC, r.id DESC LIMIT \(raw: String(Self.unreadCap + 1))) u" as SQLQuery)
+        sql.append(" ORDER BY r.post_author_id, r.id DESC LIMIT \(raw: String(Self.unreadCap + 1))) newest" as SQLQuery)
         return sql
     }
 

@@ -11,10 +11,13 @@ import Vocabulary
 struct ModerationQueueTests {
     /// One statement, one snapshot: the queue table against the open reports it stands for, across the whole
     /// database (other suites' reports and decisions included). The triggers commit with the reports they follow.
+    /// A queue row is a target: a post, or a reply on it (sql/0026), keyed by `COALESCE(reply_id, 0)` beside the post.
     static let drift: SQLQuery = """
-        SELECT count(*) AS n FROM moderation_queue q
-        FULL JOIN (SELECT post_id, min(id) AS first_id, min(created_at) AS first_at FROM reports WHERE status = 'open' GROUP BY post_id) o
-          USING (post_id)
+        SELECT count(*) AS n FROM (SELECT *, COALESCE(reply_id, 0) AS target FROM moderation_queue) q
+        FULL JOIN (
+            SELECT post_id, COALESCE(reply_id, 0) AS target, min(id) AS first_id, min(created_at) AS first_at
+            FROM reports WHERE status = 'open' GROUP BY post_id, COALESCE(reply_id, 0)
+        ) o USING (post_id, target)
         WHERE q.first_report_id IS DISTINCT FROM o.first_id OR q.first_reported_at IS DISTINCT FROM o.first_at
         """
 
@@ -30,7 +33,7 @@ struct ModerationQueueTests {
         try await database.query(
             """
             SELECT post_id, array_agg(id ORDER BY id)::text AS ids, min(created_at) AS first_at FROM reports
-            WHERE status = 'open' AND post_id = ANY(\(posts)::int8[]) GROUP BY post_id ORDER BY min(id)
+            WHERE status = 'open' AND reply_id IS NULL AND post_id = ANY(\(posts)::int8[]) GROUP BY post_id ORDER BY min(id)
             """
         ).map { row in
             let ids = try row.decode(String.self, "ids").dropFirst().dropLast().split(separator: ",").map(String.init)
@@ -52,6 +55,12 @@ struct ModerationQueueTests {
             let page = try await server.json("GET", "/v1/moderation/queue?limit=\(limit)" + (cursor.map { "&cursor=\($0)" } ?? ""), token: moderator.token)
             try #require(page.status == 200, "queue answered \(page.status): \(page.text)")
             for item in page.items {
+                // Other suites' replies share the queue (CONTRACT §13): each target once, in the queue's one order.
+                if item["target"] as? String == "reply" {
+                    let reply = try #require(item["reply"] as? [String: Any])
+                    #expect(seen.insert("reply:\(reply["id"] as? String ?? "?")").inserted, "reply listed twice")
+                    continue
+                }
                 let post = try #require(item["post"] as? [String: Any])
                 let postID = try #require(post["id"] as? String)
                 let reports = try #require(item["reports"] as? [[String: Any]])

@@ -222,7 +222,7 @@ struct ReplyModerationTests {
             let postID = try await StreamTests.post(server, author, region: region)
             let board = try await server.stream("/v1/stream?regionId=\(region)")
             try await StreamTests.opening(board)
-            let elsewhere = try await server.stream("/v1/stream?weatherType=snow")
+            let elsewhere = try await server.stream("/v1/stream?weatherType=snow&regionId=\(region)")
             try await StreamTests.opening(elsewhere)
             let queue = try await server.stream("/v1/moderation/stream", token: moderator.token)
             try await StreamTests.opening(queue)
