@@ -138,7 +138,7 @@ let package = Package(
         .executableTarget(
             name: "WeatherboardAdmin",
             dependencies: [
-                "WeatherboardAPI", "CurlClient",
+                "WeatherboardAPI", "Vocabulary", "CurlClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["README.md"],

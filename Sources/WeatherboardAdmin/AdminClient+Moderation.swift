@@ -21,6 +21,13 @@ extension AdminClient {
         )
     }
 
+    func decide(replyID: String, action: String, note: String?) async throws -> ReplyDecisionResponse {
+        try await call(
+            "POST", "/v1/moderation/replies/\(Self.segment(replyID))/decision", body: DecisionRequest(action: action, note: note),
+            as: ReplyDecisionResponse.self
+        )
+    }
+
     func ban(accountID: String, until: Date?, reason: String) async throws -> AccountResponse {
         try await call("POST", "/v1/moderation/accounts/\(Self.segment(accountID))/ban", body: BanRequest(until: until, reason: reason), as: AccountResponse.self)
     }
@@ -31,6 +38,29 @@ extension AdminClient {
 
     func post(id: String) async throws -> (PostResponse, [UInt8]) {
         try await get("/v1/posts/\(Self.segment(id))", as: PostResponse.self)
+    }
+
+    func reply(id: String) async throws -> (ReplyResponse, [UInt8]) {
+        try await get("/v1/replies/\(Self.segment(id))", as: ReplyResponse.self)
+    }
+
+    /// The queue item of `target` (the queue is the only source of open reports, and of revisions), walking the queue
+    /// to its end; with the item's own JSON, keys sorted, for `--json`. nil when it has no open reports.
+    func queueItem(_ target: ModerationTarget) async throws -> (item: QueueItemResponse, json: [UInt8])? {
+        var cursor: String? = nil
+        repeat {
+            let (page, raw) = try await queuePage(limit: 100, cursor: cursor)
+            if let index = page.items.firstIndex(where: { $0.subject == target }) {
+                let object = try JSONSerialization.jsonObject(with: Data(raw)) as? [String: Any]
+                let items = object?["items"] as? [Any] ?? []
+                guard items.indices.contains(index) else {
+                    throw AdminError(.server, "unexpected reply from \(server)/v1/moderation/queue: not the expected JSON")
+                }
+                return (page.items[index], try JSONPages.encode(items[index]))
+            }
+            cursor = page.nextCursor
+        } while cursor != nil
+        return nil
     }
 
     func me() async throws -> AccountResponse {

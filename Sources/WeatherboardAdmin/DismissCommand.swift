@@ -1,13 +1,15 @@
 import ArgumentParser
 
-/// `dismiss <postId> [--note TEXT]`.
+/// `dismiss <postId | post:<id> | reply:<id>> [--note TEXT]`.
 struct DismissCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "dismiss", abstract: "Resolve the post's open reports without action; an auto-hidden post becomes visible again.")
+    static let configuration = CommandConfiguration(
+        commandName: "dismiss", abstract: "Resolve the open reports of a post (or reply:<id>) without action; an auto-hidden one becomes visible again."
+    )
 
     @OptionGroup var options: GlobalOptions
     @OptionGroup var arguments: DecisionArguments
 
     mutating func run() async throws {
-        try await Decision.run(action: "dismiss", postId: arguments.postId, note: arguments.note, options: options)
+        try await Decision.run(action: "dismiss", target: arguments.target, note: arguments.note, options: options)
     }
 }

@@ -13,6 +13,11 @@ enum JSONPages {
             items += object?["items"] as? [Any] ?? []
         }
         let merged: [String: Any] = ["items": items, "nextCursor": nextCursor.map { $0 as Any } ?? NSNull()]
-        Console.raw([UInt8](try JSONSerialization.data(withJSONObject: merged, options: [.sortedKeys, .withoutEscapingSlashes])))
+        Console.raw(try encode(merged))
+    }
+
+    /// A JSON object made again from the server's (keys sorted, slashes as they are).
+    static func encode(_ object: Any) throws -> [UInt8] {
+        [UInt8](try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
     }
 }

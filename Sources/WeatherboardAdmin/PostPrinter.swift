@@ -1,7 +1,7 @@
 import Foundation
 import WeatherboardAPI
 
-/// The long form of a post for `show` and `review`: the post, its revisions and its open reports.
+/// The long form of a post for `show` and `review`: the post, its revisions and its open reports (a reply's: `ReplyPrinter`).
 enum PostPrinter {
     static func render(post: PostResponse, reports: [QueueReportResponse], now: Date = Date()) -> String {
         var lines: [String] = []
@@ -37,21 +37,24 @@ enum PostPrinter {
         }
 
         lines.append("")
-        if reports.isEmpty {
-            lines.append("no open reports")
-        } else {
-            lines.append("open reports (\(reports.count)): \(TextLayout.reasons(reports.map(\.reason)))")
-            for report in reports {
-                let reporter = report.reporterId.map { "account \($0)" } ?? "term filter"
-                var line = "  - \(report.reason)  by \(reporter)  \(TextLayout.age(since: report.createdAt, now: now)) ago"
-                if let note = report.note, !note.isEmpty { line += "  “\(TextLayout.truncate(TextLayout.singleLine(note), columns: 60))”" }
-                lines.append(line)
-                if report.reportedTitle != post.title || report.reportedBody != post.body {
-                    lines.append("    as reported: \(TextLayout.excerpt(title: report.reportedTitle, body: report.reportedBody, columns: 70))")
-                }
+        lines.append(contentsOf: openReports(reports, title: post.title, body: post.body, now: now))
+        return lines.joined(separator: "\n")
+    }
+
+    /// The open reports of a post or a reply, with the text as reported when it differs from `title` and `body` now.
+    static func openReports(_ reports: [QueueReportResponse], title: String?, body: String, now: Date) -> [String] {
+        guard !reports.isEmpty else { return ["no open reports"] }
+        var lines = ["open reports (\(reports.count)): \(TextLayout.reasons(reports.map(\.reason)))"]
+        for report in reports {
+            let reporter = report.reporterId.map { "account \($0)" } ?? "term filter"
+            var line = "  - \(report.reason)  by \(reporter)  \(TextLayout.age(since: report.createdAt, now: now)) ago"
+            if let note = report.note, !note.isEmpty { line += "  “\(TextLayout.truncate(TextLayout.singleLine(note), columns: 60))”" }
+            lines.append(line)
+            if report.reportedTitle != title || report.reportedBody != body {
+                lines.append("    as reported: \(TextLayout.excerpt(title: report.reportedTitle, body: report.reportedBody, columns: 70))")
             }
         }
-        return lines.joined(separator: "\n")
+        return lines
     }
 
     /// The weather the post was written in (CONTRACT §9): what a moderator weighs a recommendation against.
@@ -61,7 +64,8 @@ enum PostPrinter {
             + TextLayout.timestamp(conditions.observedAt)
     }
 
-    private static func indented(_ text: String, by prefix: String = "  ") -> [String] {
+    /// User text, made safe, a line each with `prefix` before it.
+    static func indented(_ text: String, by prefix: String = "  ") -> [String] {
         TextLayout.safe(text).split(separator: "\n", omittingEmptySubsequences: false).map { prefix + $0 }
     }
 }

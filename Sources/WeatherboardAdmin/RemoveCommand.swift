@@ -1,13 +1,13 @@
 import ArgumentParser
 
-/// `remove <postId> [--note TEXT]`.
+/// `remove <postId | post:<id> | reply:<id>> [--note TEXT]`.
 struct RemoveCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove the post and resolve its open reports.")
+    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a post (or reply:<id>) and resolve its open reports.")
 
     @OptionGroup var options: GlobalOptions
     @OptionGroup var arguments: DecisionArguments
 
     mutating func run() async throws {
-        try await Decision.run(action: "remove", postId: arguments.postId, note: arguments.note, options: options)
+        try await Decision.run(action: "remove", target: arguments.target, note: arguments.note, options: options)
     }
 }

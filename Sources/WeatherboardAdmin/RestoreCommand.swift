@@ -1,13 +1,13 @@
 import ArgumentParser
 
-/// `restore <postId> [--note TEXT]`.
+/// `restore <postId | post:<id> | reply:<id>> [--note TEXT]`.
 struct RestoreCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "restore", abstract: "Undo a removal and resolve the post's open reports.")
+    static let configuration = CommandConfiguration(commandName: "restore", abstract: "Undo the removal of a post (or reply:<id>) and resolve its open reports.")
 
     @OptionGroup var options: GlobalOptions
     @OptionGroup var arguments: DecisionArguments
 
     mutating func run() async throws {
-        try await Decision.run(action: "restore", postId: arguments.postId, note: arguments.note, options: options)
+        try await Decision.run(action: "restore", target: arguments.target, note: arguments.note, options: options)
     }
 }

@@ -110,9 +110,9 @@ enum TextLayout {
         return formatter.string(from: date)
     }
 
-    /// `1 report`, `3 reports`.
-    static func count(_ n: Int, _ noun: String) -> String {
-        "\(n) \(noun)\(n == 1 ? "" : "s")"
+    /// `1 report`, `3 reports`; `2 replies` with its `plural`.
+    static func count(_ n: Int, _ noun: String, plural: String? = nil) -> String {
+        "\(n) \(n == 1 ? noun : plural ?? noun + "s")"
     }
 
     /// A byte count for people: `812 B`, `95.2 KiB`, `1.4 MiB`.

@@ -17,13 +17,13 @@ struct WatchCommand: AsyncParsableCommand {
         commandName: "watch",
         abstract: "Print the moderation queue's events as they happen (Ctrl-C stops).",
         discussion: """
-            One line an event: REPORT (a report arrived or a post entered the queue: post, reasons, open reports, \
-            excerpt), RESOLVED (a moderator decided: post, action, moderator), RESET (events were missed: reload the \
-            queue). With --json each line is {"id", "event", "data"}, data being the event's own JSON (a queue item \
-            for report, {postId, action, moderatorId} for resolved). When the connection drops or the server \
-            restarts, watch reconnects (after 1, 2, 4, 8, then every 10 seconds) and resumes after the last event it \
-            received, so no event is missed or printed twice. Connection news goes to standard error. Ctrl-C (SIGINT) \
-            or SIGTERM ends it with exit code 0.
+            One line an event: REPORT (a report arrived or a post or reply entered the queue: post, or reply and its \
+            post, reasons, open reports, excerpt), RESOLVED (a moderator decided: post or reply, action, moderator), \
+            RESET (events were missed: reload the queue). With --json each line is {"id", "event", "data"}, data being \
+            the event's own JSON (a queue item for report, {postId, replyId (for a reply), action, moderatorId} for \
+            resolved). When the connection drops or the server restarts, watch reconnects (after 1, 2, 4, 8, then \
+            every 10 seconds) and resumes after the last event it received, so no event is missed or printed twice. \
+            Connection news goes to standard error. Ctrl-C (SIGINT) or SIGTERM ends it with exit code 0.
             """
     )
 
@@ -164,25 +164,29 @@ struct WatchPrinter: Sendable {
     }
 
     /// `2026-11-22T09:30:00Z  REPORT    post 123  spam×2, abuse  3 open reports  광고 — 싸게 팝니다…`,
-    /// `2026-11-22T09:31:05Z  RESOLVED  post 123  remove  by moderator 7`. A report shows its newest report's time;
-    /// other events the time they arrived.
+    /// `2026-11-22T09:30:40Z  REPORT    reply 456 on post 123  abuse  1 open report  댓글…`,
+    /// `2026-11-22T09:31:05Z  RESOLVED  post 123  remove  by moderator 7`, `… RESOLVED  reply 456 on post 123  remove  …`.
+    /// A report shows its newest report's time; other events the time they arrived.
     static func line(_ event: ServerSentEvent, now: Date = Date()) -> String {
         let data = Data(event.data.utf8)
         switch event.type {
         case "report":
-            if let item = try? AdminClient.decoder.decode(QueueItemResponse.self, from: data) {
+            // An item of a kind this version does not know is printed as an unknown event.
+            if let item = try? AdminClient.decoder.decode(QueueItemResponse.self, from: data), item.subject != nil {
                 let time = item.reports.map(\.createdAt).max() ?? item.firstReportedAt
-                let status = item.post.status.map { $0 == "visible" ? "" : " [\(clean($0))]" } ?? ""
-                var parts = ["\(TextLayout.timestamp(time))  \(kind("report"))  post \(clean(item.post.id))\(status)"]
+                let status = item.subjectStatus == "visible" ? "" : " [\(clean(item.subjectStatus))]"
+                let what = item.reportedReply.map { "reply \(clean($0.id))\(status) on post \(clean(item.post.id))" } ?? "post \(clean(item.post.id))\(status)"
+                var parts = ["\(TextLayout.timestamp(time))  \(kind("report"))  \(what)"]
                 if !item.reports.isEmpty { parts.append(clean(TextLayout.reasons(item.reports.map(\.reason)))) }
                 parts.append(TextLayout.count(item.openReportCount, "open report"))
-                parts.append(TextLayout.excerpt(title: item.post.title, body: item.post.body, columns: 60))
+                parts.append(item.excerpt(columns: 60))
                 return parts.joined(separator: "  ")
             }
         case "resolved":
             if let resolved = try? AdminClient.decoder.decode(QueueResolvedEvent.self, from: data) {
                 let by = resolved.moderatorId.map { "by moderator \(clean($0))" } ?? "by an operator"
-                return "\(TextLayout.timestamp(now))  \(kind("resolved"))  post \(clean(resolved.postId))  \(clean(resolved.action))  \(by)"
+                let what = resolved.replyId.map { "reply \(clean($0)) on post \(clean(resolved.postId))" } ?? "post \(clean(resolved.postId))"
+                return "\(TextLayout.timestamp(now))  \(kind("resolved"))  \(what)  \(clean(resolved.action))  \(by)"
             }
         case "reset":
             return "\(TextLayout.timestamp(now))  \(kind("reset"))  events were missed: reload the queue (weatherboard-admin queue)"
