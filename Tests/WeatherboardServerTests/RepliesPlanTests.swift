@@ -92,13 +92,22 @@ struct RepliesPlanTests {
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n\n"))")
     }
 
+    /// What makes a plan read more than a page of replies: a sequential scan of them, a sort of them (the index gives
+    /// the order), JIT, or more replies read (every loop counted, and those a filter threw away) than `budget`. Posts and
+    /// accounts are read one per reply by key; on a board this small a scan of `posts` may be cheaper, and is no problem.
     static func problems(_ name: String, _ plan: String, budget: Int) -> [String] {
         var problems: [String] = []
         if plan.contains("Seq Scan on replies") { problems.append("a sequential scan of replies") }
         if plan.contains("JIT:") { problems.append("JIT") }
-        if plan.contains("Sort Key") && plan.contains("replies") && !plan.contains("Index") { problems.append("a sort") }
-        let read = QueuePlanTests.rowsRead(plan) + ListPlanTests.rowsSkipped(plan)
-        if read > budget { problems.append("\(read) rows read for a page") }
+        if plan.contains("Sort Key: r.") { problems.append("a sort of replies") }
+        let lines = plan.split(separator: "\n").map(String.init)
+        var read = 0
+        for (index, line) in lines.enumerated() where line.contains(" on replies r") || line.contains(" on plan_replies") {
+            read += QueuePlanTests.rowsRead(line)
+            // Its filter's discards are on the lines under it, before the next node.
+            for below in lines[(index + 1)...].prefix(while: { !$0.contains("->") }) { read += ListPlanTests.rowsSkipped(below) }
+        }
+        if read > budget { problems.append("\(read) replies read for a page") }
         return problems.isEmpty ? [] : ["\(name): \(problems.joined(separator: ", "))\n\(plan)"]
     }
 }
