@@ -125,7 +125,7 @@ public struct PostgresReplyStore: Sendable {
 
     // MARK: Read
 
-    /// What decides who may see post `id` (nil: no such post), and a page of its replies after `after`, oldest first:
+    /// What decides who may see post `postID` (`notFound` when there is none), and a page of its replies after `after`, oldest first:
     /// for moderators every reply, deleted ones included; for anyone else visible replies and the reader's own (not
     /// deleted), without authors the reader blocks. `decide` gets the post's access first and returns whether to read
     /// replies at all (it throws to refuse); both run on one connection.
