@@ -1,0 +1,9 @@
+-- GET /v1/posts?limit=20 without a token, post objects with replyCount (a column: p.reply_count): the one statement
+-- the server sends (PostgresPostStore.listQuery wrapped in withMedia; captured with log_statement = all, and checked
+-- against the server by every run), 20 + 1 rows.
+SELECT page.*, false AS helped_by_me, m.id, m.owner_id, m.post_id, m.storage_key, m.public, m.width, m.height, m.byte_size, m.blurhash, m.alt, m.created_at, m.retired FROM (SELECT * FROM (SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en, r.name_ko, r.country_code,
+       p.weather_type, p.category, p.title, p.body, p.status, p.hidden_reason, (p.deleted_at IS NOT NULL) AS deleted,
+       p.created_at, p.updated_at, p.edited, p.version,
+       p.conditions_weather_type, p.conditions_feels_like, p.conditions_band, p.conditions_observed_at,
+       p.helpful_count, p.trusted_helpful_count, p.hot_score, p.reply_count
+FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id WHERE p.status = 'visible' AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT 101) capped LIMIT :lim) page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id OFFSET 0) m ON true ORDER BY page.id DESC, m.position;
