@@ -7,6 +7,9 @@ against the same routes at 10k posts and 100k replies.
     REPLIES_ROUNDS=3                         measuring rounds (each round measures every board in turn; medians reported)
     REPLIES_SECONDS=10                       seconds of each wrk and pgbench run (the /healthz run before each: half)
     REPLIES_KEEP=1                           keep the databases (dropped at the end of a successful run otherwise)
+    REPLIES_QUIET=0.25, REPLIES_QUIET_WAIT=120   wait (at most that long) before each measurement until the machine's
+                                             CPU use over 2 s is at most that share (others compile and test here)
+    REPLIES_CREATE_WARM_SECONDS=12           the warm-up of the create route (one reply to each of its target posts)
 
 Each board lives in its own database (wbreplies10k, wbreplies1m, …) on the local cluster with PostgreSQL's default
 settings (deploy/local-postgres.sh). It is loaded with set-based statements (generate_series), ids given explicitly so
@@ -31,11 +34,18 @@ that reply i is the i-th of the series:
   load and built again after it (their definitions read back from pg_indexes); `posts_stream_insert` and
   `replies_stream_insert` are disabled during the load (seeded rows are not live board events); then VACUUM ANALYZE.
 
-Measured, for each board, on a fresh `weatherboard serve` (RATE_LIMITS=off LOG_LEVEL=warning), each route as
-bench/bench.py does: `/healthz` with wrk right before, `wrk -t1 -c16 --latency` on the route, then
-`pgbench -M prepared -c16 -j2` with the route's own statements (bench/replies/*.sql, captured from the server with
-log_statement = all) under the server's session settings (plan_cache_mode = force_generic_plan, jit = off);
-L = 1/(1/healthz + 1/pgbench). `uptime`'s load is recorded before every measurement (other people compile here).
+Before the large board is loaded, each route runs once against the small one with log_statement = all, and the run
+stops unless the route's pgbench file holds exactly the statements the server sent (parameters, literals and
+whitespace aside; a new pool connection's SETs and the term filter's list, read at most every 5 s, left out): the
+store's SQL changed twice while this bench was written.
+
+Measured in ROUNDS rounds, each on fresh servers, one per board (ports BENCH_PORT + n), each route on every board in
+turn (the order reversed every other round), so that a ratio compares two measurements a minute apart: a warm-up,
+then `/healthz` with wrk, `wrk -t1 -c16 --latency` on the route, and `pgbench -M prepared -c16 -j2` with the route's
+own statements (bench/replies/*.sql) under the server's session settings (plan_cache_mode = force_generic_plan,
+jit = off); L = 1/(1/healthz + 1/pgbench) as in bench/bench.py. `uptime`'s load and the CPU use of the 2 s before are
+recorded with every measurement. Medians over the rounds; ratios are medians of each round's ratio. The table goes to
+stdout and bench/results/replies-<date>.md, with each statement's generic plan and buffers (EXPLAIN ANALYZE, BUFFERS).
 """
 import base64, json, os, re, signal, statistics, subprocess, sys, tempfile, time, urllib.request
 
