@@ -136,7 +136,12 @@ struct PostsController {
 /// (`"<id>-<version>"`), so it changes with every edit and a tag of one post never matches another.
 enum PostETag {
     static func value(_ post: Post) -> String {
-        "\"\(post.id)-\(post.version)\""
+        value(id: post.id, version: post.version)
+    }
+
+    /// The tag of any versioned resource (posts, replies): `"<id>-<version>"`.
+    static func value(id: Int, version: Int) -> String {
+        "\"\(id)-\(version)\""
     }
 
     /// `If-Match` as the edit's precondition: nil when absent, `.any` for `*`, else the versions of this

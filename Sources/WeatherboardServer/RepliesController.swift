@@ -102,7 +102,7 @@ struct RepliesController {
     /// A reply's entity tag, as a post's (`"<id>-<version>"`).
     static func withETag(_ response: Response, _ reply: Reply) -> Response {
         var response = response
-        response.headers[.eTag] = "\"\(reply.id)-\(reply.version)\""
+        response.headers[.eTag] = PostETag.value(id: reply.id, version: reply.version)
         return response
     }
 }
