@@ -26,11 +26,15 @@ struct SearchPlanTests {
     func windowedPlans() async throws {
         let failures: [String] = try await TestDatabase.inRolledBackTransaction(timeout: "300s", defaultJIT: true) { connection in
             let author = try connection.query("INSERT INTO accounts (display_name) VALUES ('search-plan') RETURNING id")[0].decode(Int.self, "id")
+            // The posts' ids are their own block, a billion above the sequence: the windows start at the newest post,
+            // and other suites commit posts while this one runs (SearchTests moves the sequence millions ahead), which
+            // would otherwise put empty windows above these posts.
+            let base = try connection.query("SELECT last_value + 1000000000 AS base FROM posts_id_seq")[0].decode(Int.self, "base")
             // Every tenth post holds 붕어빵 (a common term), every 8,000th 을밀대 (a rare one); each holds filler words.
             try connection.execute(
                 """
-                INSERT INTO posts (author_id, region_id, weather_type, category, body)
-                SELECT \(author), \(ListPlanTests.seoul), (ARRAY['rain','snow','mist'])[1 + i % 3], (ARRAY['food','place'])[1 + i % 2],
+                INSERT INTO posts (id, author_id, region_id, weather_type, category, body) OVERRIDING SYSTEM VALUE
+                SELECT \(base) + i, \(author), \(ListPlanTests.seoul), (ARRAY['rain','snow','mist'])[1 + i % 3], (ARRAY['food','place'])[1 + i % 2],
                        CASE WHEN i % 10 = 0 THEN '붕어빵 ' ELSE '' END || CASE WHEN i % 8000 = 7 THEN '을밀대 냉면 ' ELSE '' END
                        || '오늘 날씨 산책 ' || (i % 977) || ' 카페 노래'
                 FROM generate_series(1, \(Self.posts)) AS i
