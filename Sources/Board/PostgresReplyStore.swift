@@ -159,13 +159,22 @@ public struct PostgresReplyStore: Sendable {
     }
 
     /// The conditions of an inbox row: a visible reply by someone else (the partial index's predicate) on a post of
-    /// `me`'s that is shown to everyone, by an author `me` does not block. `me` as a range, for the reason `listQuery`
-    /// gives: an author with 100,000 replies must be walked in order, not collected and sorted.
+    /// `me`'s that is shown to everyone (`p`, the reply's post), by an author `me` does not block. `me` as a range, for
+    /// the reason `listQuery` gives: an author with 100,000 replies must be walked in order, not collected and sorted.
     static func inboxConditions(_ me: Int) -> SQLQuery {
+        var sql = inboxReplyConditions(me)
+        sql.append(" AND p.status = 'visible' AND p.deleted_at IS NULL")
+        return sql
+    }
+
+    /// `inboxConditions` on the reply alone: columns `replies_inbox_idx` holds (sql/0027), so a walk that needs no
+    /// more of a reply never reads the replies' heap. The authors `me` blocks are read once, into a hash the walk
+    /// probes (`NOT IN` an uncorrelated subquery: a "hashed SubPlan"; `blocked_id` is never NULL): a `NOT EXISTS` probed
+    /// `blocks_pkey` once a row, 200 of the unread count's 500 buffers.
+    static func inboxReplyConditions(_ me: Int) -> SQLQuery {
         """
         r.post_author_id >= \(me) AND r.post_author_id <= \(me) AND r.status = 'visible' AND r.deleted_at IS NULL AND r.author_id <> r.post_author_id
-          AND p.status = 'visible' AND p.deleted_at IS NULL
-          AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(me) AND b.blocked_id = r.author_id)
+          AND r.author_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.blocker_id = \(me))
         """
     }
 
@@ -192,13 +201,16 @@ public struct PostgresReplyStore: Sendable {
 
     /// `me`'s unread inbox replies, counted up to `unreadCap` + 1. Unread replies are the newest of the inbox (ids above
     /// the read marker), so they are counted among its newest `unreadCap` + 1 rows: the same ordered walk as the first
-    /// page, never a count of everything above the marker (which a plan could read by bitmap and sort).
+    /// page, never a count of everything above the marker (which a plan could read by bitmap and sort). The walk reads
+    /// the inbox index alone (it holds each reply's post and author) and probes `posts_public_idx` for each reply's
+    /// post: no page of either table's heap once they are vacuumed.
     static func unreadQuery(of me: Int) -> SQLQuery {
         var sql: SQLQuery = """
             SELECT count(*) FILTER (WHERE newest.id > (SELECT inbox_read_upto FROM accounts WHERE id = \(me))) AS n FROM (
-                SELECT r.id FROM replies r CROSS JOIN LATERAL (SELECT status, deleted_at FROM posts WHERE id = r.post_id OFFSET 0) p WHERE\u{20}
+                SELECT r.id FROM replies r
+                CROSS JOIN LATERAL (SELECT 1 FROM posts WHERE id = r.post_id AND status = 'visible' AND deleted_at IS NULL OFFSET 0) p WHERE\u{20}
             """
-        sql.append(inboxConditions(me))
+        sql.append(inboxReplyConditions(me))
         sql.append(" ORDER BY r.post_author_id, r.id DESC LIMIT \(raw: String(Self.unreadCap + 1))) newest" as SQLQuery)
         return sql
     }
