@@ -14,8 +14,7 @@ SELECT * FROM (SELECT r.id, r.post_id, r.post_author_id, r.author_id, a.display_
 FROM replies r
 CROSS JOIN LATERAL (SELECT display_name FROM accounts WHERE id = r.author_id OFFSET 0) a
 CROSS JOIN LATERAL (SELECT title, status, deleted_at FROM posts WHERE id = r.post_id OFFSET 0) p WHERE r.post_author_id >= :me AND r.post_author_id <= :me AND r.status = 'visible' AND r.deleted_at IS NULL AND r.author_id <> r.post_author_id
-  AND p.status = 'visible' AND p.deleted_at IS NULL
-  AND r.author_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.blocker_id = :me) ORDER BY r.post_author_id, r.id DESC LIMIT 101) capped LIMIT :lim;
+  AND r.author_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.blocker_id = :me) AND p.status = 'visible' AND p.deleted_at IS NULL ORDER BY r.post_author_id, r.id DESC LIMIT 101) capped LIMIT :lim;
 SELECT count(*) FILTER (WHERE newest.id > (SELECT inbox_read_upto FROM accounts WHERE id = :me)) AS n FROM (
     SELECT r.id FROM replies r
     CROSS JOIN LATERAL (SELECT 1 FROM posts WHERE id = r.post_id AND status = 'visible' AND deleted_at IS NULL OFFSET 0) p WHERE r.post_author_id >= :me AND r.post_author_id <= :me AND r.status = 'visible' AND r.deleted_at IS NULL AND r.author_id <> r.post_author_id
