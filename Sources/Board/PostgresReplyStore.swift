@@ -202,15 +202,19 @@ public struct PostgresReplyStore: Sendable {
     /// `me`'s unread inbox replies, counted up to `unreadCap` + 1. Unread replies are the newest of the inbox (ids above
     /// the read marker), so they are counted among its newest `unreadCap` + 1 rows: the same ordered walk as the first
     /// page, never a count of everything above the marker (which a plan could read by bitmap and sort). The walk reads
-    /// the inbox index alone (it holds each reply's post and author) and probes `posts_public_idx` for each reply's
-    /// post: no page of either table's heap once they are vacuumed.
+    /// the inbox index alone (it holds each reply's post and author, sql/0027); `me`'s posts that are not shown (a
+    /// reply's post is one of `me`'s) are read once, from `posts_unshown_author_idx`, into a hash. No reply and no post
+    /// is read a row: a probe of `posts_public_idx` a reply read the post's heap page whenever it was not all-visible,
+    /// and every write of a post (a reply counted, a helpful mark) clears that.
     static func unreadQuery(of me: Int) -> SQLQuery {
         var sql: SQLQuery = """
             SELECT count(*) FILTER (WHERE newest.id > (SELECT inbox_read_upto FROM accounts WHERE id = \(me))) AS n FROM (
-                SELECT r.id FROM replies r
-                CROSS JOIN LATERAL (SELECT 1 FROM posts WHERE id = r.post_id AND status = 'visible' AND deleted_at IS NULL OFFSET 0) p WHERE\u{20}
+                SELECT r.id FROM replies r WHERE\u{20}
             """
         sql.append(inboxReplyConditions(me))
+        sql.append(
+            " AND r.post_id NOT IN (SELECT id FROM posts WHERE author_id = \(me) AND (status <> 'visible' OR deleted_at IS NOT NULL))" as SQLQuery
+        )
         sql.append(" ORDER BY r.post_author_id, r.id DESC LIMIT \(raw: String(Self.unreadCap + 1))) newest" as SQLQuery)
         return sql
     }

@@ -127,7 +127,13 @@ struct RepliesTests {
             try await server.grantRole("moderator", to: moderator)
             let postID = try #require(try await server.createPost(author)["id"] as? String)
             let replyID = try await Self.replyID(server, replier, to: postID)
-            let inbox = { try await server.json("GET", "/v1/accounts/me/inbox", token: author.token).items.compactMap { $0["id"] as? String } }
+            // The inbox's items, checked against its unread count (nothing is marked read here: every item is unread).
+            let inbox = {
+                let page = try await server.json("GET", "/v1/accounts/me/inbox", token: author.token)
+                let ids = page.items.compactMap { $0["id"] as? String }
+                #expect(page.object["unread"] as? Int == ids.count, "unread \(page.object["unread"] ?? "nil") for \(ids)")
+                return ids
+            }
             #expect(try await inbox() == [replyID])
 
             for (action, expected) in [("remove", "removed")] {

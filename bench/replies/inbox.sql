@@ -2,7 +2,7 @@
 -- (AuthenticationMiddleware, then PostgresReplyStore.inbox on one connection, no transaction; captured with
 -- log_statement = all, and checked against the server by every run): the session, a page of the inbox newest first
 -- in replies_inbox_idx's order (20 + 1 rows), and the unread count among the inbox's newest 101 (inbox_read_upto is
--- 0: all of them unread, the badge's "99+"), read from the inbox index alone (sql/0027) and posts_public_idx.
+-- 0: all of them unread, the badge's "99+"), read from the inbox index alone (sql/0027), with the author's blocks and posts not shown read once each.
 SELECT s.id AS session_id, a.id, a.kind, a.username, a.display_name, a.role, a.created_at, a.write_lsn,
 (a.banned AND (a.banned_until IS NULL OR a.banned_until > now())) AS banned_now,
 CASE WHEN a.banned AND (a.banned_until IS NULL OR a.banned_until > now()) THEN a.banned_until END AS banned_until_now
@@ -16,6 +16,6 @@ CROSS JOIN LATERAL (SELECT display_name FROM accounts WHERE id = r.author_id OFF
 CROSS JOIN LATERAL (SELECT title, status, deleted_at FROM posts WHERE id = r.post_id OFFSET 0) p WHERE r.post_author_id >= :me AND r.post_author_id <= :me AND r.status = 'visible' AND r.deleted_at IS NULL AND r.author_id <> r.post_author_id
   AND r.author_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.blocker_id = :me) AND p.status = 'visible' AND p.deleted_at IS NULL ORDER BY r.post_author_id, r.id DESC LIMIT 101) capped LIMIT :lim;
 SELECT count(*) FILTER (WHERE newest.id > (SELECT inbox_read_upto FROM accounts WHERE id = :me)) AS n FROM (
-    SELECT r.id FROM replies r
-    CROSS JOIN LATERAL (SELECT 1 FROM posts WHERE id = r.post_id AND status = 'visible' AND deleted_at IS NULL OFFSET 0) p WHERE r.post_author_id >= :me AND r.post_author_id <= :me AND r.status = 'visible' AND r.deleted_at IS NULL AND r.author_id <> r.post_author_id
-  AND r.author_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.blocker_id = :me) ORDER BY r.post_author_id, r.id DESC LIMIT 101) newest;
+    SELECT r.id FROM replies r WHERE r.post_author_id >= :me AND r.post_author_id <= :me AND r.status = 'visible' AND r.deleted_at IS NULL AND r.author_id <> r.post_author_id
+  AND r.author_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.blocker_id = :me)
+  AND r.post_id NOT IN (SELECT id FROM posts WHERE author_id = :me AND (status <> 'visible' OR deleted_at IS NOT NULL)) ORDER BY r.post_author_id, r.id DESC LIMIT 101) newest;
