@@ -6,4 +6,4 @@ SELECT page.*, false AS helped_by_me, m.id, m.owner_id, m.post_id, m.storage_key
        p.created_at, p.updated_at, p.edited, p.version,
        p.conditions_weather_type, p.conditions_feels_like, p.conditions_band, p.conditions_observed_at,
        p.helpful_count, p.trusted_helpful_count, p.hot_score, p.reply_count
-FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id WHERE p.status = 'visible' AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT 101) capped LIMIT :lim) page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id OFFSET 0) m ON true ORDER BY page.id DESC, m.position;
+FROM posts p CROSS JOIN LATERAL (SELECT display_name FROM accounts WHERE id = p.author_id OFFSET 0) a JOIN regions r ON r.id = p.region_id WHERE p.status = 'visible' AND p.deleted_at IS NULL ORDER BY p.id DESC LIMIT 101) capped LIMIT :lim) page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id OFFSET 0) m ON true ORDER BY page.id DESC, m.position;

@@ -14,7 +14,7 @@ FROM (
 SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en, r.name_ko, r.country_code,
        p.weather_type, p.category, p.title, p.body, p.status, p.hidden_reason, (p.deleted_at IS NOT NULL) AS deleted,
        p.created_at, p.updated_at, p.edited, p.version
-FROM posts p JOIN accounts a ON a.id = p.author_id JOIN regions r ON r.id = p.region_id
+FROM posts p CROSS JOIN LATERAL (SELECT display_name FROM accounts WHERE id = p.author_id OFFSET 0) a JOIN regions r ON r.id = p.region_id
 WHERE p.id = :id
 ) page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id OFFSET 0) m ON true
 ORDER BY page.id DESC, m.position;
