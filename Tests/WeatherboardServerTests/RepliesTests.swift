@@ -197,6 +197,52 @@ struct RepliesTests {
         }
     }
 
+    @Test("an owner blocking 500 accounts, with 300 posts not shown: the inbox and its unread count hold exactly the shown replies of unblocked authors")
+    func manyBlocksAndUnshownPosts() async throws {
+        try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { server in
+            let owner = try await server.anonymousAccount()
+            let nice = try await server.anonymousAccount()
+            let rude = try await server.anonymousAccount()
+            let moderator = try await server.anonymousAccount()
+            try await server.grantRole("moderator", to: moderator)
+            let database = server.dependencies.database
+            let me = try #require(Int(owner.id))
+            // 500 blocked accounts and 300 of the owner's posts that are not shown (removed, hidden, deleted), by SQL: the
+            // count reads both lists into hashes, and must still leave out exactly what they name.
+            _ = try await database.query(
+                """
+                WITH a AS (INSERT INTO accounts (display_name) SELECT 'blocked ' || i FROM generate_series(1, 500) AS i RETURNING id)
+                INSERT INTO blocks (blocker_id, blocked_id) SELECT \(me), id FROM a
+                """
+            )
+            _ = try await database.query(
+                """
+                INSERT INTO posts (author_id, region_id, weather_type, category, body, status, deleted_at)
+                SELECT \(me), 1835848, 'rain', 'food', 'unshown ' || i, CASE WHEN i % 3 = 0 THEN 'removed' WHEN i % 3 = 1 THEN 'hidden' ELSE 'visible' END,
+                       CASE WHEN i % 3 = 2 THEN now() END
+                FROM generate_series(1, 300) AS i
+                """
+            )
+            let shown = try #require(try await server.createPost(owner)["id"] as? String)
+            let doomed = try #require(try await server.createPost(owner)["id"] as? String)
+            var expected: [String] = []
+            for round in 0..<3 {
+                expected.insert(try await Self.replyID(server, nice, to: shown, "좋아요 \(round)"), at: 0)
+                _ = try await Self.replyID(server, rude, to: shown, "별로 \(round)")
+                _ = try await Self.replyID(server, nice, to: doomed, "곧 사라질 글 \(round)")
+            }
+            #expect(try await server.json("POST", "/v1/accounts/me/blocks", token: owner.token, ["accountId": rude.id]).status == 204)
+            let removed = try await server.json("POST", "/v1/moderation/posts/\(doomed)/decision", token: moderator.token, ["action": "remove"])
+            #expect(removed.status == 200)
+            let inbox = try await server.json("GET", "/v1/accounts/me/inbox", token: owner.token)
+            #expect(inbox.items.compactMap { $0["id"] as? String } == expected)
+            #expect(inbox.object["unread"] as? Int == 3, "\(inbox.text)")
+            // The post comes back: its replies count again.
+            #expect(try await server.json("POST", "/v1/moderation/posts/\(doomed)/decision", token: moderator.token, ["action": "restore"]).status == 200)
+            #expect(try await server.json("GET", "/v1/accounts/me/inbox", token: owner.token).object["unread"] as? Int == 6)
+        }
+    }
+
     @Test("Idempotency-Key: a replay answers the first reply, a different body under the same key is a conflict")
     func idempotency() async throws {
         try await withTestServer(configure: { $0.rateLimitsEnabled = false }) { server in
