@@ -91,8 +91,10 @@ struct RepliesPlanTests {
             // The count reads the inbox index alone (it holds each reply's post and author, sql/0027): the replies' heap
             // (1.5 GB at 10M replies) is not read once the table is vacuumed. The authors the owner blocks and the owner's
             // posts that are not shown are each read once into a hash, not probed a row at a time.
-            if !unreadPlan.contains("Index Only Scan using plan_replies_inbox_idx") || !unreadPlan.contains("posts_unshown_author_idx")
-                || unreadPlan.components(separatedBy: "hashed SubPlan").count != 3 || unreadPlan.contains("on posts (actual rows=1 loops=101)") {
+            // (How each list is read is the planner's choice by the tables' size: on this test database's few thousand
+            // posts a scan of `posts` may win; bench/replies shows `posts_unshown_author_idx` at 1M.)
+            if !unreadPlan.contains("Index Only Scan using plan_replies_inbox_idx") || unreadPlan.components(separatedBy: "hashed SubPlan").count != 3
+                || unreadPlan.contains("loops=101") {
                 failures.append("the unread count reads rows' heap pages:\n\(unreadPlan)")
             }
             return failures
