@@ -76,7 +76,9 @@ extension PostgresPostStore {
         // Never above the newest post: a forged cursor of 2^62 would otherwise walk 10^10 empty windows of 64M ids.
         var start: SQLQuery = "(SELECT coalesce(max(id), 0) FROM posts)"
         if let before = query.before { start = "least(\(before - 1)::bigint, " + start + ")" }
-        var sql: SQLQuery = "WITH RECURSIVE w (round, lo, found, done) AS (SELECT 0, "
+        var sql: SQLQuery = "WITH RECURSIVE "
+        if let me = viewer.accountID { sql.append(Self.blocked(by: me) + ", ") }
+        sql.append("w (round, lo, found, done) AS (SELECT 0, ")
         sql.append(start)
         sql.append(
             """
@@ -96,7 +98,7 @@ extension PostgresPostStore {
         var filters = query
         (filters.before, filters.after, filters.sort) = (nil, nil, .new)
         sql.append(Self.filters(filters))
-        if let blocker = viewer.accountID { sql.append(Self.notBlocked(by: blocker, author: query.authorID)) }
+        if viewer.accountID != nil { sql.append(Self.notBlocked(author: query.authorID)) }
         sql.append(
             """
                     ORDER BY s.post_id DESC LIMIT \(need) - cardinality(w.found)) AS ids

@@ -221,26 +221,33 @@ struct AccountsTests {
         }
     }
 
-    @Test("a blocked author's posts disappear from the blocker's lists, and come back after unblocking")
+    @Test("a blocked author's posts disappear from the blocker's lists in every order and from searches, and come back after unblocking")
     func blocks() async throws {
         try await withTestServer { server in
             let reader = try await server.anonymousAccount()
             let author = try await server.anonymousAccount()
-            let post = try await server.createPost(author, weatherType: "snow")
+            let word = "차단" + UUID().uuidString.prefix(8).lowercased()
+            let post = try await server.createPost(author, weatherType: "snow", body: "눈 오는 날 \(word)")
             let postID = try #require(post["id"] as? String)
-            func visible() async throws -> Bool {
-                let list = try await server.json("GET", "/v1/posts?authorId=\(author.id)", token: reader.token)
-                return list.items.contains { $0["id"] as? String == postID }
+            let paths = ["new", "hot", "top"].map { "/v1/posts?authorId=\(author.id)&sort=\($0)" } + ["new", "hot"].map { "/v1/posts?q=\(SearchTests.encode(word))&sort=\($0)" }
+            func visible() async throws -> [Bool] {
+                var shown: [Bool] = []
+                for path in paths {
+                    let list = try await server.json("GET", path, token: reader.token)
+                    #expect(list.status == 200, "\(path): \(list.text)")
+                    shown.append(list.items.contains { $0["id"] as? String == postID })
+                }
+                return shown
             }
-            #expect(try await visible())
+            #expect(try await visible() == paths.map { _ in true })
             #expect(try await server.json("POST", "/v1/accounts/me/blocks", token: reader.token, ["accountId": author.id]).status == 204)
             #expect(try await server.json("POST", "/v1/accounts/me/blocks", token: reader.token, ["accountId": author.id]).status == 204)
-            #expect(try await visible() == false)
+            #expect(try await visible() == paths.map { _ in false })
             // Others still see it.
             let public_ = try await server.json("GET", "/v1/posts?authorId=\(author.id)")
             #expect(public_.items.contains { $0["id"] as? String == postID })
             #expect(try await server.json("DELETE", "/v1/accounts/me/blocks/\(author.id)", token: reader.token).status == 204)
-            #expect(try await visible())
+            #expect(try await visible() == paths.map { _ in true })
 
             let unknown = try await server.json("POST", "/v1/accounts/me/blocks", token: reader.token, ["accountId": "999999999"])
             #expect(unknown.status == 404)

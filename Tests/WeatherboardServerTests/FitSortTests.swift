@@ -98,6 +98,14 @@ struct FitSortTests {
                     #expect(Set(listed).count == listed.count)
                     #expect(listed.filter(Set(ids).contains) == expected)
                 }
+                // A block leaves the author out of the blocker's fit list, a member's and a moderator's alike; others
+                // still see every post.
+                for blocker in [member, moderator] {
+                    #expect(try await server.json("POST", "/v1/accounts/me/blocks", token: blocker.token, ["accountId": author.id]).status == 204)
+                    let listed = try await Self.walk(server, "/v1/posts?regionId=\(region)&sort=fit&limit=5", token: blocker.token)
+                    #expect(listed.filter(Set(ids).contains).isEmpty, "a blocked author's post in a fit list")
+                }
+                #expect(try await Self.walk(server, "/v1/posts?regionId=\(region)&sort=fit&limit=5").filter(Set(ids).contains) == expected)
             }
         }
     }
