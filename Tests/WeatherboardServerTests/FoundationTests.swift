@@ -136,6 +136,7 @@ struct FoundationTests {
             configuration.host = "127.0.0.1"
             configuration.port = 0
             configuration.databaseURL = TestDatabase.url
+            configuration.mediaSyncSeconds = 86_400  // as `withTestServer`: another test's media rows are not this server's
             let (ports, portContinuation) = AsyncStream<Int>.makeStream()
             let app = buildApplication(configuration: configuration, dependencies: rig.dependencies, logger: testLogger) { channel in
                 portContinuation.yield(channel.localAddress?.port ?? 0)

@@ -40,6 +40,7 @@ struct LoggingTests {
         configuration.host = "127.0.0.1"
         configuration.port = 0
         configuration.databaseURL = TestDatabase.url
+        configuration.mediaSyncSeconds = 86_400  // as `withTestServer`: another test's media rows are not this server's
         let dependencies = AppDependencies.make(configuration: configuration, logger: logger)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = buildApplication(configuration: configuration, dependencies: dependencies, logger: logger) { channel in

@@ -32,7 +32,7 @@ extension StreamTests {
         configuration.weatherProvider = "none"
         configuration.trustedProxies = ["127.0.0.1"]
         configuration.dbPoolSize = 4
-        configuration.mediaSyncSeconds = 60
+        configuration.mediaSyncSeconds = 86_400  // as `withTestServer`: another test's media rows are not this server's
         configuration.rateLimitsEnabled = false
         configuration.streamMaxPerClient = 2 * streams
         let dependencies = AppDependencies.make(configuration: configuration, logger: testLogger)

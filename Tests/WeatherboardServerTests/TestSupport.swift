@@ -156,9 +156,11 @@ func withTestServer<T: Sendable>(
     configuration.weatherProvider = "none"
     configuration.trustedProxies = ["127.0.0.1"]
     configuration.dbPoolSize = 4  // dozens of servers run at once in the suite
-    // The background media sync works on every server's rows in the shared database, with its own store: rarely,
-    // so it does not claim another test's rows while that test drives its own sync.
-    configuration.mediaSyncSeconds = 60
+    // The background media sync works on every server's rows in the shared database, with its own store: never
+    // within a run (each test drives its own syncs: `syncVisibility`). Every 60 s, a server that lived that long (the
+    // failover suite's do) claimed another test's due rows: an S3 test's removal returned before its objects moved
+    // (the row was claimed by a file-store server, which then failed to find the file; CI at 23dc9e2).
+    configuration.mediaSyncSeconds = 86_400
     configure(&configuration)
     let dependencies = dependencies ?? AppDependencies.make(configuration: configuration, logger: testLogger)
     let (ports, portContinuation) = AsyncStream<Int>.makeStream()
