@@ -12,7 +12,7 @@ import Vocabulary
 ///   IEEE 754 bits, so a page resumes at exactly the stored value.
 /// - `fit`: for a reader outside in a band (`PostQuery.fitBand`), the posts of that band first, then of its
 ///   neighbours, then of the other bands, then those without conditions (`FitGroup`), each group in `hot` order.
-///   Each band is walked by itself (`p.conditions_band = $b`, the `…_fit_idx` indexes of sql/0022, in `hot` order),
+///   Each band is walked by itself (the band as a range, the `…_fit_idx` indexes of sql/0022, in `hot` order),
 ///   the walks of a group merged, the groups read in turn until the page is full (`PostgresPostStore.fitList`).
 ///   Cursor `f1:<band>:<group>:<bits of the score>:<id>`: the band the walk started in travels with it, so a walk
 ///   begun in a `mild` afternoon ends in `mild` order even if the band outside changes between two pages.

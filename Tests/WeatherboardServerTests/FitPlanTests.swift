@@ -130,6 +130,11 @@ struct FitPlanTests {
                         // reads on through the 30,000 newer posts of other bands.
                         problems += Self.wastefulWalks(plan)
                         if viewer == .anonymous, !plan.contains("\(index)_fit_idx") { problems.append("not \(index)_fit_idx") }
+                        // A band walked on the `hot` index with the band as a filter reads every newer post of other
+                        // bands first: with the band written as `= $b`, this suite run against the 1M-post bench board
+                        // (WEATHERBOARD_TEST_DATABASE_URL of bench/scale's database) failed 9 plans, up to 109,613 rows
+                        // thrown away for a member's page; this database's statistics happened to favour the fit index.
+                        if plan.contains("_hot_idx") { problems.append("a hot index walked, the band a filter") }
                         if !problems.isEmpty {
                             failures.append("\(readerName) \(query) after \(String(describing: after)): \(problems.joined(separator: ", "))\n\(plan)")
                         }

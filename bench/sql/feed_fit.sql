@@ -10,7 +10,7 @@ SELECT p.id, p.author_id, a.display_name AS author_name, p.region_id, r.name_en,
        p.conditions_weather_type, p.conditions_feels_like, p.conditions_band, p.conditions_observed_at,
        p.helpful_count, p.trusted_helpful_count, p.hot_score
 FROM posts p CROSS JOIN LATERAL (SELECT display_name FROM accounts WHERE id = p.author_id OFFSET 0) a JOIN regions r ON r.id = p.region_id
-WHERE p.status = 'visible' AND p.deleted_at IS NULL AND p.weather_type = :wt AND p.conditions_band = :band
+WHERE p.status = 'visible' AND p.deleted_at IS NULL AND p.weather_type = :wt AND p.conditions_band >= :band AND p.conditions_band <= :band
 ORDER BY p.weather_type, p.conditions_band, p.hot_score DESC, p.id DESC LIMIT 101) capped LIMIT :lim
 ) page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id OFFSET 0) m ON true
 ORDER BY page.hot_score DESC, page.id DESC, m.position;
