@@ -53,16 +53,17 @@ struct ScalePlanTests {
                         PostgresPostStore.withMedia(PostgresPostStore.listQuery(ranked, viewer: viewer), viewer: viewer.accountID, sort: sort)
                     ))
                 }
-                // `fit`: the statement of the band outside (no seeded post has conditions: an empty walk) and of the
-                // posts without conditions (every seeded post), each as its own group's statement.
+                // `fit`: the statement of the band outside (a tenth of the seeded posts) and of the posts without
+                // conditions (a quarter), each as its own group's statement; a second page resumes in the band outside,
+                // in the middle of its scores.
                 var fit = query
                 fit.sort = .fit
                 fit.fitBand = .mild
                 if fit.before != nil {
                     fit.before = nil
-                    fit.after = .fit(band: .mild, group: .noConditions, score: Self.middleHotScore, id: posts / 2)
+                    fit.after = .fit(band: .mild, group: .sameBand, score: Self.middleHotScore, id: posts / 2)
                 }
-                for group in [PostSort.FitGroup.sameBand, .noConditions] where fit.after == nil || group == .noConditions {
+                for group in [PostSort.FitGroup.sameBand, .noConditions] where fit.after == nil || group == .sameBand {
                     shapes.append((
                         "\(readerName), \(filterName), sort=fit, \(group)",
                         PostgresPostStore.withMedia(
@@ -147,7 +148,8 @@ struct ScalePlanTests {
         try connection.execute(
             """
             INSERT INTO plan_scale.posts (
-                author_id, region_id, weather_type, category, title, body, status, hidden_reason, deleted_at, created_at, trusted_helpful_count
+                author_id, region_id, weather_type, category, title, body, status, hidden_reason, deleted_at, created_at, trusted_helpful_count,
+                conditions_weather_type, conditions_feels_like, conditions_band, conditions_observed_at
             )
             SELECT CASE WHEN i % 10 = 0 THEN \(authors[0]) ELSE (\(ids)::int8[])[1 + i % 1000] END,
                    (SELECT array_agg(id) FROM (SELECT id FROM regions ORDER BY population DESC, id LIMIT 200) r)[1 + (i / 7) % 200],
@@ -157,8 +159,14 @@ struct ScalePlanTests {
                    CASE WHEN i % 100 = 17 THEN 'hidden' WHEN i % 200 = 33 THEN 'removed' ELSE 'visible' END,
                    CASE WHEN i % 100 = 17 THEN 'reports' END,
                    CASE WHEN i % 200 = 51 THEN now() END,
-                   now() - make_interval(secs => (\(Self.posts) - i) * 3.6), (i * 7919) % 13
+                   now() - make_interval(secs => (\(Self.posts) - i) * 3.6), (i * 7919) % 13,
+                   CASE WHEN f.feels IS NOT NULL THEN 'rain' END, f.feels,
+                   CASE WHEN f.feels >= 28 THEN 'hot' WHEN f.feels >= 23 THEN 'warm' WHEN f.feels >= 20 THEN 'mild' WHEN f.feels >= 17 THEN 'cool'
+                        WHEN f.feels >= 12 THEN 'chilly' WHEN f.feels >= 9 THEN 'cold' WHEN f.feels >= 5 THEN 'veryCold' WHEN f.feels IS NOT NULL THEN 'freezing' END,
+                   CASE WHEN f.feels IS NOT NULL THEN now() END
             FROM generate_series(1, \(Self.posts)) AS i
+            -- Conditions on three posts in four, their feels-like spread over every band (as bench/sql/seed_scale.sql).
+            CROSS JOIN LATERAL (SELECT CASE WHEN i % 4 <> 3 THEN (((i * 13) % 450) - 100) / 10.0 END::numeric(4,1) AS feels) f
             """
         )
         try connection.execute(
