@@ -5,8 +5,8 @@ import Vocabulary
 /// page is full.
 ///
 /// Which group a post is in depends on the band outside, which no stored column can know, so a group is walked band
-/// by band: each band's posts are one index walk in `hot` order (`p.conditions_band` = the band, on the filter shape's
-/// `…_fit_idx` of sql/0022, written as a range: see below; `IS NULL` for the posts without conditions), and the walks of a group (and of the
+/// by band: each band's posts are one index walk in `hot` order (the band, written as a range: see below, on the filter
+/// shape's `…_fit_idx` of sql/0022; `IS NULL` for the posts without conditions), and the walks of a group (and of the
 /// reader's branches) are merged by score (`listQuery` with one condition per band). The first group is one band:
 /// when it fills the page, as it does on a board of any size, a page is one statement with one walk, the cost of a
 /// `hot` page. A sparse group costs one more statement, with at most a page read per walk, so a page costs the same

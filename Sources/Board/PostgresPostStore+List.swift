@@ -187,7 +187,7 @@ extension PostgresPostStore {
     }
 
     /// Leaves out the authors the reader blocks (CONTRACT §3: from the caller's lists, staff included): `blocked`
-    /// of `withBlocked`, as a hash each walk probes once a row (`NOT IN` of an uncorrelated list is a hashed SubPlan;
+    /// of `blocked(by:)`, as a hash each walk probes once a row (`NOT IN` of an uncorrelated list is a hashed SubPlan;
     /// `blocked_id` and `author_id` are never NULL, so it means `NOT EXISTS`).
     /// With an `authorId` filter the block is checked once, for that author (a one-time filter of the plan): a
     /// reader listing an author they blocked reads nothing, instead of every post of that author one by one (9,000
