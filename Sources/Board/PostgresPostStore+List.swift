@@ -104,7 +104,7 @@ extension PostgresPostStore {
         guard walks.count > 1 else {
             // One walk: an anonymous reader's, or a member's list of another author (whose blocks still apply).
             return (viewer.accountID.map { "WITH " + Self.blocked(by: $0) + " " } ?? "")
-                + Self.branch(.visible, query, head: Self.select, blocker: viewer.accountID, condition: conditions.first ?? "").page(limit: query.limit)
+                + Self.branch(.visible, query, head: Self.select, blocks: viewer.accountID != nil, condition: conditions.first ?? "").page(limit: query.limit)
         }
         // A ranked page merges its walks by score, so the candidates carry it.
         let candidate = query.sort.scoreColumn.map { "SELECT p.id, p.\($0) AS score FROM posts p" } ?? "SELECT p.id FROM posts p"
@@ -113,7 +113,7 @@ extension PostgresPostStore {
         sql.append("ids AS ((")
         for (index, (branch, condition)) in walks.enumerated() {
             if index > 0 { sql.append(") UNION ALL (") }
-            sql.append(Self.branch(branch, query, head: candidate, blocker: viewer.accountID, condition: condition).page(limit: query.limit))
+            sql.append(Self.branch(branch, query, head: candidate, blocks: viewer.accountID != nil, condition: condition).page(limit: query.limit))
         }
         // The page is chosen among the ids alone; only its posts are joined with their authors and regions (joining
         // every candidate, up to twice the page, and keeping half was half of the join wasted on every signed-in list).
@@ -145,8 +145,9 @@ extension PostgresPostStore {
 
     /// One branch: `head` (`SELECT … FROM posts p …`), the branch's rows, the filters, the reader's blocks (every
     /// branch but one's own posts, a moderator's included: CONTRACT §3) and the order its index yields.
-    /// `condition` narrows the branch further (a `fit` walk's band).
-    static func branch(_ branch: Branch, _ query: PostQuery, head: String, blocker: Int?, condition: SQLQuery = "") -> SQLQuery {
+    /// `condition` narrows the branch further (a `fit` walk's band). `blocks`: a signed-in reader's, whose blocks the
+    /// statement reads as `blocked` (`blocked(by:)`).
+    static func branch(_ branch: Branch, _ query: PostQuery, head: String, blocks: Bool, condition: SQLQuery = "") -> SQLQuery {
         var sql = SQLQuery(stringLiteral: head)
         switch branch {
         case .visible, .unlisted:
@@ -154,7 +155,7 @@ extension PostgresPostStore {
             // A `fit` walk's filters stay equalities, with its band (`PostgresPostStore+Fit.swift`).
             sql.append(Self.filters(query, walking: query.sort == .fit ? Self.fitRangeColumn(query) : Self.rangeColumn(query)))
             sql.append(condition)
-            if blocker != nil { sql.append(Self.notBlocked(author: query.authorID)) }
+            if blocks { sql.append(Self.notBlocked(author: query.authorID)) }
             sql.append(Self.order(query))
         case .ownUnlisted(let me):
             // One author's walk, through an index that leads with the author (the filters unindexed): planned through
