@@ -194,7 +194,7 @@ public struct PostService: Sendable {
         try identity.requireNotBanned()
         let viewer = Viewer(identity)
         // The patch's own values are checked before the transaction; a refusal is reported only after the
-        // visibility and ownership checks, as before (a stranger learns nothing from a bad value).
+        // visibility and ownership checks (a stranger learns nothing from a bad value).
         let changes = Result { try Self.validate(patch) }
         let rule = try await filter.holdRule()
         // The alt texts of a new media list (the store keeps only the caller's own); without one, the post's own.

@@ -116,7 +116,7 @@ public enum PostSort: String, Sendable, CaseIterable {
         case .new: "p.id DESC"
         case .top: "p.trusted_helpful_count DESC, p.id DESC"
         case .hot: "p.hot_score DESC, p.id DESC"
-        // One band's walk (`PostgresPostStore.fitGroupQuery`): the band is an equality, its walk in `hot` order.
+        // One band's walk (`PostgresPostStore.fitGroupQuery`): the band (a `PlanTrick.equal` range), then `hot` order.
         case .fit: "p.conditions_band, p.hot_score DESC, p.id DESC"
         }
     }

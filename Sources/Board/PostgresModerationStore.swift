@@ -30,46 +30,55 @@ public struct PostgresModerationStore: ModerationStore {
         postID: Int, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy, admission: Admission
     ) async throws -> (Report, created: Bool) {
         try await database.transaction { connection in
-            // Lock the post: concurrent reports on one post are counted one after another.
-            let posts = try connection.query("SELECT status FROM posts WHERE id = \(postID) AND deleted_at IS NULL FOR UPDATE")
-            guard let status = try posts.first?.decode(String.self, "status") else { throw BoardError.notFound("post") }
-            // With the post locked, this reporter's earlier report cannot appear behind our back: a repeat
-            // answers it and is not counted; a new one is counted first (a refusal rolls everything back).
-            let earlier = try connection.query(
-                "SELECT \(raw: Self.reportColumns) FROM reports r WHERE r.post_id = \(postID) AND r.reply_id IS NULL AND r.reporter_id = \(reporterID)"
-            )
-            if let row = earlier.first { return (try Self.report(from: row), false) }
-            try admission.admit(on: connection)
-            let inserted = try connection.query(
+            try Self.file(.post(postID), reporterID: reporterID, reason: reason, note: note, policy: policy, admission: admission, on: connection)
+        }
+    }
+
+    /// Files `reporterID`'s report on `target` with a snapshot of it, once per account and target, in the caller's
+    /// transaction. The target's row is locked first, so concurrent reports on it are counted one after another and the
+    /// reporter's earlier report cannot appear behind this one's back: a repeat answers it and is not counted, a new one
+    /// is charged to `admission` first (a refusal rolls everything back). When the trusted distinct reporters of its open
+    /// reports reach `policy.hideThreshold`, a visible target is hidden at once.
+    static func file(
+        _ target: DecisionTarget, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy, admission: Admission,
+        on connection: PostgresConnection
+    ) throws -> (Report, created: Bool) {
+        let table = target.table, id = target.id
+        let locked = try connection.query("SELECT status FROM \(raw: table) WHERE id = \(id) AND deleted_at IS NULL FOR UPDATE")
+        guard let status = try locked.first?.decode(String.self, "status") else { throw BoardError.notFound(target.logType.rawValue) }
+        var earlier: SQLQuery = "SELECT \(raw: Self.reportColumns) FROM reports r WHERE r.reporter_id = \(reporterID) AND "
+        earlier.append(target.reports)
+        if let row = try connection.query(earlier).first { return (try Self.report(from: row), false) }
+        try admission.admit(on: connection)
+        let returning = Self.reportColumns.replacingOccurrences(of: "r.", with: "")
+        let inserted: PostgresRows = switch target {
+        case .post:
+            try connection.query(
                 """
                 INSERT INTO reports (post_id, reporter_id, reason, note, reported_title, reported_body, reported_media)
-                SELECT id, \(reporterID), \(reason.rawValue), \(note), title, body, \(raw: MediaRecords.snapshot) FROM posts WHERE id = \(postID)
-                ON CONFLICT (post_id, reporter_id) WHERE reporter_id IS NOT NULL AND reply_id IS NULL DO NOTHING
-                RETURNING \(raw: Self.reportColumns.replacingOccurrences(of: "r.", with: ""))
+                SELECT id, \(reporterID), \(reason.rawValue), \(note), title, body, \(raw: MediaRecords.snapshot) FROM posts WHERE id = \(id)
+                RETURNING \(raw: returning)
                 """
             )
-            if let row = inserted.first {
-                let report = try Self.report(from: row)
-                if status == PostStatus.visible.rawValue {
-                    let trusted = try connection.query(
-                        """
-                        SELECT count(DISTINCT r.reporter_id) AS n
-                        FROM reports r JOIN accounts a ON a.id = r.reporter_id
-                        WHERE r.post_id = \(postID) AND r.reply_id IS NULL AND r.status = 'open' AND a.deleted_at IS NULL
-                          AND (a.kind = 'registered' OR a.created_at <= now() - make_interval(secs => \(Double(policy.trustAgeSeconds))))
-                        """
-                    )[0].decode(Int.self, "n")
-                    if trusted >= policy.hideThreshold {
-                        try connection.execute("UPDATE posts SET status = 'hidden', hidden_reason = 'reports' WHERE id = \(postID) AND status = 'visible'")
-                    }
-                }
-                return (report, true)
-            }
-            let existing = try connection.query(
-                "SELECT \(raw: Self.reportColumns) FROM reports r WHERE r.post_id = \(postID) AND r.reply_id IS NULL AND r.reporter_id = \(reporterID)"
-            )[0]
-            return (try Self.report(from: existing), false)
+        case .reply:
+            try connection.query(
+                """
+                INSERT INTO reports (post_id, reply_id, reporter_id, reason, note, reported_title, reported_body)
+                SELECT post_id, id, \(reporterID), \(reason.rawValue), \(note), NULL, body FROM replies WHERE id = \(id)
+                RETURNING \(raw: returning)
+                """
+            )
         }
+        let report = try Self.report(from: inserted[0])
+        guard status == PostStatus.visible.rawValue else { return (report, true) }
+        var trusted: SQLQuery = "SELECT count(DISTINCT r.reporter_id) AS n FROM reports r JOIN accounts a ON a.id = r.reporter_id WHERE r.status = 'open' AND a.deleted_at IS NULL AND "
+        trusted.append(TrustedAccount.condition("a", ageSeconds: policy.trustAgeSeconds))
+        trusted.append(" AND ")
+        trusted.append(target.reports)
+        if try connection.query(trusted)[0].decode(Int.self, "n") >= policy.hideThreshold {
+            try connection.execute("UPDATE \(raw: table) SET status = 'hidden', hidden_reason = 'reports' WHERE id = \(id) AND status = 'visible'")
+        }
+        return (report, true)
     }
 
     public func reports(byReporter reporterID: Int, before: Int?, limit: Int) async throws -> [Report] {
@@ -201,8 +210,8 @@ public struct PostgresModerationStore: ModerationStore {
         var id: Int { switch self { case .post(let id), .reply(let id): id } }
         var reports: SQLQuery {
             switch self {
-            case .post(let id): "post_id = \(id) AND reply_id IS NULL"
-            case .reply(let id): "reply_id = \(id)"
+            case .post(let id): "r.post_id = \(id) AND r.reply_id IS NULL"
+            case .reply(let id): "r.reply_id = \(id)"
             }
         }
     }
@@ -223,7 +232,7 @@ public struct PostgresModerationStore: ModerationStore {
         if let newStatus {
             try connection.execute("UPDATE \(raw: table) SET status = \(newStatus.rawValue), hidden_reason = NULL WHERE id = \(id)")
         }
-        var resolve: SQLQuery = "UPDATE reports SET status = \(outcome.rawValue), resolved_at = now(), resolved_by = \(moderatorID) WHERE status = 'open' AND "
+        var resolve: SQLQuery = "UPDATE reports r SET status = \(outcome.rawValue), resolved_at = now(), resolved_by = \(moderatorID) WHERE status = 'open' AND "
         resolve.append(target.reports)
         let resolved = try connection.execute(resolve)
         try connection.execute(

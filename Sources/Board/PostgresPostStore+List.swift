@@ -53,10 +53,10 @@ extension PostgresPostStore {
         var sql: SQLQuery = ""
         func equal(_ column: WalkColumn, _ value: some PostgresEncodable) {
             if unindexed, column != .author {
-                let expression = column == .weatherType || column == .category ? "\(column.rawValue) || ''" : "\(column.rawValue) + 0"
-                sql.append(" AND \(raw: expression) = \(value)" as SQLQuery)
+                let expression = PlanTrick.unindexed(column.rawValue, text: column == .weatherType || column == .category)
+                sql.append(" AND \(raw: expression) = \(value)")
             } else if column == walk {
-                sql.append(" AND \(raw: column.rawValue) >= \(value) AND \(raw: column.rawValue) <= \(value)" as SQLQuery)
+                sql.append(" AND \(PlanTrick.equal(column.rawValue, value))")
             } else {
                 sql.append(" AND \(raw: column.rawValue) = \(value)" as SQLQuery)
             }
@@ -109,7 +109,7 @@ extension PostgresPostStore {
         // A ranked page merges its walks by score, so the candidates carry it.
         let candidate = query.sort.scoreColumn.map { "SELECT p.id, p.\($0) AS score FROM posts p" } ?? "SELECT p.id FROM posts p"
         var sql: SQLQuery = "WITH "
-        if let me = viewer.accountID { sql.append(Self.blocked(by: me) + ", ") }
+        if let me = viewer.accountID { sql.append("\(Self.blocked(by: me)), ") }
         sql.append("ids AS ((")
         for (index, (branch, condition)) in walks.enumerated() {
             if index > 0 { sql.append(") UNION ALL (") }
@@ -117,10 +117,8 @@ extension PostgresPostStore {
         }
         // The page is chosen among the ids alone; only its posts are joined with their authors and regions (joining
         // every candidate, up to twice the page, and keeping half was half of the join wasted on every signed-in list).
-        var page = SQLQuery(stringLiteral: "SELECT id FROM ids ORDER BY " + (query.sort.scoreColumn == nil ? "id DESC" : "score DESC, id DESC"))
-        page = page.page(limit: query.limit)
-        sql.append(")) ")
-        sql.append(SQLQuery(stringLiteral: Self.select + " WHERE p.id IN (") + page + SQLQuery(stringLiteral: " ) ORDER BY " + query.sort.orderKey))
+        let page: SQLQuery = "SELECT id FROM ids ORDER BY \(raw: query.sort.scoreColumn == nil ? "id DESC" : "score DESC, id DESC")"
+        sql.append(")) \(raw: Self.select) WHERE p.id IN (\(page.page(limit: query.limit)) ) ORDER BY \(raw: query.sort.orderKey)")
         return sql
     }
 
@@ -129,7 +127,7 @@ extension PostgresPostStore {
     /// `condition` narrows the branch further (a `fit` walk's band). `blocks`: a signed-in reader's, whose blocks the
     /// statement reads as `blocked` (`blocked(by:)`).
     static func branch(_ branch: Visibility.Branch, _ query: PostQuery, head: String, blocks: Bool, condition: SQLQuery = "") -> SQLQuery {
-        var sql = SQLQuery(stringLiteral: head)
+        var sql: SQLQuery = "\(raw: head)"
         switch branch {
         case .visible, .unlisted:
             sql.append(" WHERE ")
@@ -138,16 +136,16 @@ extension PostgresPostStore {
             sql.append(Self.filters(query, walking: query.sort == .fit ? Self.fitRangeColumn(query) : Self.rangeColumn(query)))
             sql.append(condition)
             if blocks { sql.append(Self.notBlocked(author: query.authorID)) }
-            sql.append(Self.order(query))
+            sql.append("\(raw: Self.order(query))")
         case .ownUnlisted(let me):
             // One author's walk, through an index that leads with the author (the filters unindexed): planned through
             // the unlisted index of the filter shape, it read that shape's unlisted posts of every author to find one
             // author's few (3,000 rows for none in FitPlanTests).
-            sql.append(" WHERE p.author_id >= \(me) AND p.author_id <= \(me) AND " as SQLQuery)
+            sql.append(" WHERE \(PlanTrick.equal("p.author_id", me)) AND ")
             sql.append(branch.condition("p"))
             sql.append(Self.filters(query, unindexed: true))
             sql.append(condition)
-            sql.append(" ORDER BY p.author_id, \(query.sort.orderKey)")
+            sql.append(" ORDER BY p.author_id, \(raw: query.sort.orderKey)")
         }
         return sql
     }
@@ -167,7 +165,7 @@ extension PostgresPostStore {
     /// blocks that was hundreds of rows, and the generic plan read every block of every account (a sequential scan of
     /// 2,048 rows for a reader with none, ListPlanTests).
     static func blocked(by viewer: Int) -> SQLQuery {
-        "blocked AS MATERIALIZED (SELECT b.blocked_id FROM blocks b WHERE b.blocker_id >= \(viewer) AND b.blocker_id <= \(viewer))"
+        "blocked AS MATERIALIZED (SELECT b.blocked_id FROM blocks b WHERE \(PlanTrick.equal("b.blocker_id", viewer)))"
     }
 
     /// Leaves out the authors the reader blocks (CONTRACT §3: from the caller's lists, staff included): `blocked`
@@ -190,9 +188,7 @@ extension PostgresPostStore {
     }
 
     static func listOwnQuery(authorID: Int, before: Int?, limit: Int) -> SQLQuery {
-        var sql = SQLQuery(stringLiteral: Self.select)
-        // A range, not `=`, for the reason given at `filters`.
-        sql.append(" WHERE p.author_id >= \(authorID) AND p.author_id <= \(authorID) AND p.deleted_at IS NULL" as SQLQuery)
+        var sql: SQLQuery = "\(raw: Self.select) WHERE \(PlanTrick.equal("p.author_id", authorID)) AND p.deleted_at IS NULL"
         if let before { sql.append(" AND p.id < \(before)" as SQLQuery) }
         sql.append(" ORDER BY p.author_id, p.id DESC")
         return sql.page(limit: limit)

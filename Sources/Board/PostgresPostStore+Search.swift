@@ -54,7 +54,7 @@ extension PostgresPostStore {
     static func windowedPage(_ query: PostQuery, search: SearchTerms, viewer: Viewer) -> SQLQuery {
         var sql: SQLQuery = "SELECT page.* FROM (SELECT unnest(found) AS id FROM ("
         sql.append(Self.windowedQuery(query, search: search, viewer: viewer, need: query.limit))
-        sql.append(SQLQuery(stringLiteral: ") w) f CROSS JOIN LATERAL (" + Self.select + " WHERE p.id = f.id OFFSET 0) page ORDER BY page.id DESC"))
+        sql.append(") w) f CROSS JOIN LATERAL (\(raw: PlanTrick.fenced(Self.select + " WHERE p.id = f.id"))) page ORDER BY page.id DESC")
         return sql
     }
 
@@ -75,7 +75,7 @@ extension PostgresPostStore {
         var start: SQLQuery = "(SELECT coalesce(max(id), 0) FROM posts)"
         if let before = query.before { start = "least(\(before - 1)::bigint, " + start + ")" }
         var sql: SQLQuery = "WITH RECURSIVE "
-        if let me = viewer.accountID { sql.append(Self.blocked(by: me) + ", ") }
+        if let me = viewer.accountID { sql.append("\(Self.blocked(by: me)), ") }
         sql.append("w (round, lo, found, done) AS (SELECT 0, ")
         sql.append(start)
         sql.append(
@@ -88,7 +88,7 @@ extension PostgresPostStore {
                     SELECT s.post_id FROM post_search s JOIN posts p ON p.id = s.post_id
                     WHERE search_keys(s.text_doc || E'\\n' || s.alt_doc, s.post_id) @> \(search.keys.map(String.init))::bigint[]
                       AND search_keys(s.text_doc || E'\\n' || s.alt_doc, s.post_id) && ARRAY[search_block(b.level, b.hi >> (10 + 2 * b.level))]
-                      AND s.post_id + 0 BETWEEN b.lo AND b.hi
+                      AND \(raw: PlanTrick.unindexed("s.post_id", text: false)) BETWEEN b.lo AND b.hi
             """ as SQLQuery
         )
         sql.append(Self.termConditions(search))

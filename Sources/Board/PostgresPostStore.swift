@@ -29,7 +29,7 @@ public struct PostgresPostStore: PostStore {
                p.created_at, p.updated_at, p.edited, p.version,
                p.conditions_weather_type, p.conditions_feels_like, p.conditions_band, p.conditions_observed_at,
                p.helpful_count, p.trusted_helpful_count, p.hot_score, p.reply_count
-        FROM posts p CROSS JOIN LATERAL (SELECT display_name FROM accounts WHERE id = p.author_id OFFSET 0) a JOIN regions r ON r.id = p.region_id
+        FROM posts p CROSS JOIN LATERAL (\(PlanTrick.fenced("SELECT display_name FROM accounts WHERE id = p.author_id"))) a JOIN regions r ON r.id = p.region_id
         """
 
     /// Positions of `select`'s columns. Every post query starts with `select`, so rows are decoded by
@@ -61,11 +61,11 @@ public struct PostgresPostStore: PostStore {
         } else {
             sql.append("false AS helped_by_me, ")
         }
-        sql.append("\(MediaRecords.columns) FROM (")
+        sql.append("\(raw: MediaRecords.columns) FROM (")
         sql.append(query)
         // LATERAL behind OFFSET 0 (which keeps the planner from flattening it): one `media_post_idx` probe per post
         // of the page. A plain LEFT JOIN lets the planner hash the whole media table for every page instead.
-        sql.append(") page LEFT JOIN LATERAL (SELECT * FROM media m WHERE m.post_id = page.id OFFSET 0) m ON true ORDER BY \(sort.order(of: "page")), m.position")
+        sql.append(") page LEFT JOIN LATERAL (\(raw: PlanTrick.fenced("SELECT * FROM media m WHERE m.post_id = page.id"))) m ON true ORDER BY \(raw: sort.order(of: "page")), m.position")
         return sql
     }
 
@@ -285,7 +285,7 @@ public struct PostgresPostStore: PostStore {
 
 extension PostgresPostStore {
     /// One trip to the database's thread for the whole call: the post's access row, `check`, the mark and the state
-    /// read back, in one transaction (the check was a trip of its own before: one more hop per mark).
+    /// read back, in one transaction: one hop to the database's thread per mark.
     public func markHelpful(
         postID: Int, accountID: Int, trustAgeSeconds: Int, admission: Admission, check: @escaping @Sendable (PostAccess) throws -> Void
     ) async throws -> HelpfulState {
@@ -296,7 +296,7 @@ extension PostgresPostStore {
             let inserted = try connection.query(
                 """
                 WITH marker AS (
-                    SELECT id, (kind = 'registered' OR created_at <= now() - make_interval(secs => \(Double(trustAgeSeconds)))) AS trusted, banned
+                    SELECT id, \(TrustedAccount.condition("accounts", ageSeconds: trustAgeSeconds)) AS trusted, banned
                     FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL FOR SHARE
                 )
                 INSERT INTO helpful_marks (post_id, account_id, trusted, counted)

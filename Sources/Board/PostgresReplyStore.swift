@@ -30,8 +30,8 @@ public struct PostgresReplyStore: Sendable {
                (r.deleted_at IS NOT NULL) AS deleted, r.created_at, r.updated_at, r.edited, r.version,
                p.title AS post_title, p.status AS post_status, p.hidden_reason AS post_hidden_reason, (p.deleted_at IS NOT NULL) AS post_deleted
         FROM replies r
-        CROSS JOIN LATERAL (SELECT display_name FROM accounts WHERE id = r.author_id OFFSET 0) a
-        CROSS JOIN LATERAL (SELECT title, status, hidden_reason, deleted_at FROM posts WHERE id = r.post_id OFFSET 0) p
+        CROSS JOIN LATERAL (\(PlanTrick.fenced("SELECT display_name FROM accounts WHERE id = r.author_id"))) a
+        CROSS JOIN LATERAL (\(PlanTrick.fenced("SELECT title, status, hidden_reason, deleted_at FROM posts WHERE id = r.post_id"))) p
         """
 
     static func reply(from row: PostgresRow) throws -> Reply {
@@ -143,7 +143,7 @@ public struct PostgresReplyStore: Sendable {
 
     /// A page of a post's replies after `after`, oldest first, as `viewer` may see them (`list`).
     static func listQuery(postID: Int, after: Int?, limit: Int, viewer: Viewer) -> SQLQuery {
-        var sql: SQLQuery = "\(raw: Self.select) WHERE r.post_id >= \(postID) AND r.post_id <= \(postID) AND r.id > \(after ?? 0)"
+        var sql: SQLQuery = "\(raw: Self.select) WHERE \(PlanTrick.equal("r.post_id", postID)) AND r.id > \(after ?? 0)"
         let visibility = Visibility(viewer)
         sql.append(" AND ")
         sql.append(visibility.condition("r"))
@@ -175,7 +175,7 @@ public struct PostgresReplyStore: Sendable {
     /// `blocks_pkey` once a row, 200 of the unread count's 500 buffers.
     static func inboxReplyConditions(_ me: Int) -> SQLQuery {
         """
-        r.post_author_id >= \(me) AND r.post_author_id <= \(me) AND r.status = 'visible' AND r.deleted_at IS NULL AND r.author_id <> r.post_author_id
+        \(PlanTrick.equal("r.post_author_id", me)) AND r.status = 'visible' AND r.deleted_at IS NULL AND r.author_id <> r.post_author_id
           AND r.author_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.blocker_id = \(me))
         """
     }

@@ -17,7 +17,9 @@ public struct Visibility: Sendable, Hashable {
     public enum Reader: Sendable, Hashable {
         case anonymous
         case member(Int)
-        case moderator(Int)
+        /// nil: staff with no account of their own in view (the live board renders a moderator's copy of someone
+        /// else's post this way).
+        case moderator(Int?)
     }
 
     /// Where an item is read: lists, search, feeds, streams, the inbox and notifications; or one item by its id.
@@ -33,9 +35,9 @@ public struct Visibility: Sendable, Hashable {
 
     public init(_ viewer: Viewer) {
         switch (viewer.accountID, viewer.isModerator) {
-        case (nil, _): reader = .anonymous
+        case (let id, true): reader = .moderator(id)
+        case (nil, false): reader = .anonymous
         case (let id?, false): reader = .member(id)
-        case (let id?, true): reader = .moderator(id)
         }
     }
 
@@ -44,7 +46,8 @@ public struct Visibility: Sendable, Hashable {
     public var accountID: Int? {
         switch reader {
         case .anonymous: nil
-        case .member(let id), .moderator(let id): id
+        case .member(let id): id
+        case .moderator(let id): id
         }
     }
 

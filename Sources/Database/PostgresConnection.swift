@@ -91,8 +91,8 @@ public final class PostgresConnection {
         let fd = PQsocket(handle)
         guard fd >= 0 else { return false }
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        // We never LISTEN, so an idle session has nothing to read unless the server is closing it
-        // (a FATAL message, then EOF). Anything readable means: replace this connection.
+        // A pooled session never LISTENs (the listener has a connection of its own), so an idle one has nothing to
+        // read unless the server is closing it (a FATAL message, then EOF). Anything readable means: replace it.
         return poll(&pfd, 1, 0) == 0
     }
 

@@ -3,7 +3,8 @@
 ///     let q: SQLQuery = "SELECT id FROM posts WHERE author_id = \(authorID) AND status = \(status)"
 ///     // sql: "SELECT id FROM posts WHERE author_id = $1 AND status = $2", binds: [authorID, status]
 ///
-/// Fixed fragments chosen by code (never by input) can be spliced with `\(raw: "…")` or `+`.
+/// Fixed fragments chosen by code (never by input) are spliced with `\(raw: "…")`, the one way raw text enters a
+/// statement, so a reader sees every such place; a fragment that is itself a query is interpolated with its binds.
 public struct SQLQuery: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
     public private(set) var sql: String
     public private(set) var binds: [PostgresBind]
@@ -31,10 +32,6 @@ public struct SQLQuery: Sendable, ExpressibleByStringInterpolation, CustomString
         return "$\(binds.count)"
     }
 
-    public mutating func append(_ fragment: String) {
-        sql += fragment
-    }
-
     /// Appends another query, renumbering its placeholders after ours.
     public mutating func append(_ other: SQLQuery) {
         // Nothing to shift when either side has no placeholders: the common case of a query wrapped in another.
@@ -56,7 +53,7 @@ public struct SQLQuery: Sendable, ExpressibleByStringInterpolation, CustomString
 
     /// Shifts `$n` placeholders by `offset`. Only placeholders this type wrote exist in `sql`, since
     /// values never become SQL text.
-    private static func renumber(_ sql: String, by offset: Int) -> String {
+    static func renumber(_ sql: String, by offset: Int) -> String {
         var sql = sql
         return sql.withUTF8 { utf8 in
             var out: [UInt8] = []
@@ -100,6 +97,12 @@ public struct SQLQuery: Sendable, ExpressibleByStringInterpolation, CustomString
         public mutating func appendInterpolation<T: PostgresEncodable>(_ value: T?) {
             binds.append(value.map(\.postgresBind) ?? PostgresBind(type: T.postgresType, text: nil))
             sql += "$\(binds.count)"
+        }
+
+        /// A query fragment, its binds renumbered after the ones before it.
+        public mutating func appendInterpolation(_ fragment: SQLQuery) {
+            sql += binds.isEmpty || fragment.binds.isEmpty ? fragment.sql : SQLQuery.renumber(fragment.sql, by: binds.count)
+            binds += fragment.binds
         }
 
         /// A fixed SQL fragment chosen by code. Never pass user input here.

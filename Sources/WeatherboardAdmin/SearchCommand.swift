@@ -2,16 +2,17 @@ import ArgumentParser
 import Foundation
 import WeatherboardAPI
 
-/// `search <text> [--limit N] [--cursor C] [--json]`: the posts holding every word of the text, every status, newest
-/// first (CONTRACT §10; a moderator chasing a spam wave searches for its link).
+/// `search <text> [--limit N] [--cursor C] [--json]`: the posts holding every word of the text, every status but
+/// deleted, newest first (CONTRACT §10; a moderator chasing a spam wave searches for its link).
 struct SearchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "search",
-        abstract: "Find posts by their words (every status, newest first).",
+        abstract: "Find posts by their words (every status but deleted, newest first).",
         discussion: """
             Every whitespace-separated word must appear in the post's title, body or image alt text, inside words too \
             (파전 finds 김치파전에), after the term filter's folding (case, width, zero-width characters). As a moderator \
-            you find hidden, removed and deleted posts too; the STATUS column says which.
+            you find hidden, held and removed posts too; the STATUS column says which. Deleted posts are read by id \
+            (show) and in the queue.
             """
     )
 
