@@ -24,31 +24,19 @@ extension PostgresPostStore {
         return nil
     }
 
-    /// The column `filters` writes as a range: the walked one, except for a weatherType+category walk (the index on
-    /// `(weather_type, category, id DESC)`), where the weather type stays an equality and the category is the range:
-    /// the index scan then starts and stops at the pair. With the range on the weather type it went on through every
-    /// entry of that type after the pair: 3 ms, a fifth of the throughput, for a moderator's page of a rare pair at
-    /// 10M posts (the unlisted branch). A region walk keeps its range on the region: there, the pair's equality made
-    /// PostgreSQL estimate a handful of rows and sort them (ScalePlanTests).
+    /// The column `filters` writes as a range (`PlanTrick.equal`): the walked one, except for a weatherType+category
+    /// walk, where the category is the range so the scan of `(weather_type, category, id DESC)` stops at the pair's
+    /// end. A region walk keeps its range on the region (the pair's equality was estimated at a handful of rows and
+    /// sorted).
     static func rangeColumn(_ query: PostQuery) -> WalkColumn? {
         let walk = walkColumn(query)
         return walk == .weatherType && query.category != nil ? .category : walk
     }
 
-    /// The filter part shared by every list query.
-    ///
-    /// The walked column's equality (`rangeColumn`) is written as `col >= $n AND col <= $n`. Same rows, but PostgreSQL
-    /// no longer treats the column as a constant, so `ORDER BY col, p.id DESC` (see `order`) can only be
-    /// read in order from the index that leads with that column. Written as `col = $n`, the generic
-    /// plan may walk the primary key backwards and filter instead: cheap while weather types are evenly
-    /// mixed, but when the newest thousands of posts are all "rain", a "snow" list reads every one of
-    /// them before it finds 21 (measured: 5 ms instead of 0.3 ms at 21k posts, and growing with the table).
-    ///
-    /// `unindexed` writes the filters but the author's as expressions no index matches (`p.region_id + 0`,
-    /// `p.category || ''`): a walk that must go through one author's index (`ownUnlisted`) then cannot be planned
-    /// through the index of its filter shape instead, reading that shape's unlisted posts of every author to find one
-    /// author's few. (The author's own equality stays: with it unindexed too, a member's list of another author was
-    /// planned through the unlisted posts of everyone, 19 req/s at 10M posts in bench/scale.)
+    /// The filter part shared by every list query: the walked column (`walk`) as a range, so only the index that leads
+    /// with it yields `order` (docs/PLANS.md). `unindexed` writes every filter but the author's as an expression no
+    /// index matches (`PlanTrick.unindexed`), so a walk of one author's index (`ownUnlisted`) is never planned through
+    /// the filter shape's index instead.
     static func filters(_ query: PostQuery, walking walk: WalkColumn? = nil, unindexed: Bool = false) -> SQLQuery {
         var sql: SQLQuery = ""
         func equal(_ column: WalkColumn, _ value: some PostgresEncodable) {
@@ -115,8 +103,7 @@ extension PostgresPostStore {
             if index > 0 { sql.append(") UNION ALL (") }
             sql.append(Self.branch(branch, query, head: candidate, blocks: viewer.accountID != nil, condition: condition).page(limit: query.limit))
         }
-        // The page is chosen among the ids alone; only its posts are joined with their authors and regions (joining
-        // every candidate, up to twice the page, and keeping half was half of the join wasted on every signed-in list).
+        // The page is chosen among the ids alone; only its posts are joined with their authors and regions.
         let page: SQLQuery = "SELECT id FROM ids ORDER BY \(raw: query.sort.scoreColumn == nil ? "id DESC" : "score DESC, id DESC")"
         sql.append(")) \(raw: Self.select) WHERE p.id IN (\(page.page(limit: query.limit)) ) ORDER BY \(raw: query.sort.orderKey)")
         return sql
@@ -138,9 +125,7 @@ extension PostgresPostStore {
             if blocks { sql.append(Self.notBlocked(author: query.authorID)) }
             sql.append("\(raw: Self.order(query))")
         case .ownUnlisted(let me):
-            // One author's walk, through an index that leads with the author (the filters unindexed): planned through
-            // the unlisted index of the filter shape, it read that shape's unlisted posts of every author to find one
-            // author's few (3,000 rows for none in FitPlanTests).
+            // One author's walk, through an index that leads with the author (the filters unindexed).
             sql.append(" WHERE \(PlanTrick.equal("p.author_id", me)) AND ")
             sql.append(branch.condition("p"))
             sql.append(Self.filters(query, unindexed: true))
@@ -150,20 +135,9 @@ extension PostgresPostStore {
         return sql
     }
 
-    /// `blocked`, a `WITH` query: the authors `viewer` blocks, read once for the whole statement (the lists'
-    /// `notBlocked` walks hash it).
-    ///
-    /// Once: a `fit` page of a member or a moderator merges up to 26 walks (two branches, the bands of two groups),
-    /// and with its own check of `blocks` each walk was planned by the table's statistics. On a small `blocks` (44
-    /// rows in CI) that was a sequential scan of it in every walk, 1,138 rows read and thrown away for a page
-    /// (FitPlanTests); where one account holds most blocks, an anti join probing `blocks_blocked_idx` for every
-    /// walked post, reading the blocks of that post's author by every account (BlockPlanTests). Now one read of the
-    /// reader's own blocks (`blocks_pkey`), then a hash.
-    ///
-    /// The reader's key is a range (`>= $n AND <= $n`, the same rows): PostgreSQL estimates a range at 0.5% of the
-    /// table, where its estimate of `= $n` is the table over the number of blockers. Where a few accounts hold most
-    /// blocks that was hundreds of rows, and the generic plan read every block of every account (a sequential scan of
-    /// 2,048 rows for a reader with none, ListPlanTests).
+    /// `blocked`, a `WITH` query: the authors `viewer` blocks, read once for the whole statement from `blocks_pkey`,
+    /// which every walk of a merged page (up to 26) hashes (`notBlocked`) instead of planning its own check of `blocks`
+    /// by that table's statistics (docs/PLANS.md).
     static func blocked(by viewer: Int) -> SQLQuery {
         "blocked AS MATERIALIZED (SELECT b.blocked_id FROM blocks b WHERE \(PlanTrick.equal("b.blocker_id", viewer)))"
     }
@@ -172,8 +146,7 @@ extension PostgresPostStore {
     /// of `blocked(by:)`, as a hash each walk probes once a row (`NOT IN` of an uncorrelated list is a hashed SubPlan;
     /// `blocked_id` and `author_id` are never NULL, so it means `NOT EXISTS`).
     /// With an `authorId` filter the block is checked once, for that author (a one-time filter of the plan): a
-    /// reader listing an author they blocked reads nothing, instead of every post of that author one by one (9,000
-    /// rows for a page at 10M posts).
+    /// reader listing an author they blocked reads nothing, not every post of that author one by one.
     static func notBlocked(author: Int? = nil) -> SQLQuery {
         var sql: SQLQuery = ""
         if let author {
