@@ -72,7 +72,8 @@ struct FeedController {
             throw APIError.badRequest("regionId, or lat and lon, is required")
         }
 
-        let current = try await weather.currentWeather(regionID: region.id, units: units, language: language, requester: WeatherRequester(context))
+        let outside = try await weather.outside(regionID: region.id, units: units, language: language, requester: WeatherRequester(context))
+        let current = outside.current
         let viewer = context.viewer
         let links = mediaURLs.links(request, context)
         var items: [PostResponse] = []
@@ -82,7 +83,7 @@ struct FeedController {
             var query = PostQuery(weatherType: current.weatherType, regionID: regionOnly ? region.id : nil, before: cursor, limit: limit)
             query.sort = sort
             query.after = after
-            query.fitBand = try current.band(units: units)
+            query.fitBand = outside.band
             let page = try await posts.list(query, viewer: viewer)
             items = page.posts.map { PostResponse($0, viewer: viewer, language: language, media: links) }
             nextCursor = page.nextCursor

@@ -45,8 +45,8 @@ struct OutfitController {
         let limit = try parameters.pageLimit()
         let (sort, cursor, after) = try parameters.sortedCursor(default: .fit)
         let language = request.language
-        let current = try await weather.currentWeather(regionID: region.id, units: units, language: language, requester: WeatherRequester(context))
-        let band = try current.band(units: units)
+        let outside = try await weather.outside(regionID: region.id, units: units, language: language, requester: WeatherRequester(context))
+        let (current, band) = (outside.current, outside.band)
         let carry = CarryItem.items(weatherType: current.weatherType, uvIndex: current.uvIndex, band: band)
         let viewer = context.viewer
         let page = try await posts.outfitPosts(band: band, sort: sort, before: cursor, after: after, limit: limit, viewer: viewer)

@@ -66,8 +66,7 @@ struct PostsController {
                 throw APIError.badRequest("sort=fit ranks for the weather outside a place: give regionId")
             }
             if after == nil {
-                let current = try await weather.currentWeather(regionID: regionID, units: units, language: request.language, requester: WeatherRequester(context))
-                query.fitBand = try current.band(units: units)
+                query.fitBand = try await weather.outside(regionID: regionID, units: units, language: request.language, requester: WeatherRequester(context)).band
             }
         }
         let viewer = context.viewer

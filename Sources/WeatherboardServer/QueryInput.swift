@@ -2,17 +2,70 @@ import Board
 import Hummingbird
 import Vocabulary
 
-/// A request's query string, parsed once per request (Hummingbird parses `uri.queryParameters` anew on every
-/// access), and the contract's rule for each kind of query value: a bad value is 400 `bad_request`.
+/// A request's query string, parsed once per request, and the contract's rule for each kind of query value: a bad
+/// value is 400 `bad_request`. Every route reads its query values here, so all of them decode one way (`formDecoded`).
 struct QueryInput {
-    let values: Parameters
+    /// Each name's first value.
+    let values: [String: String]
 
     init(_ request: Request) {
-        values = request.uri.queryParameters
+        self.init(query: request.uri.query)
+    }
+
+    init(query: String?) {
+        var values: [String: String] = [:]
+        for (name, value) in Self.formDecoded(query ?? "") where values[name] == nil {
+            values[name] = value
+        }
+        self.values = values
     }
 
     func get(_ name: String) -> String? {
-        values.get(name)
+        values[name]
+    }
+
+    /// The name–value pairs of a query string as HTML forms encode them (CONTRACT §1; WHATWG URL's
+    /// `application/x-www-form-urlencoded` parser): `+` is a space and `%2B` a plus, in names and values alike,
+    /// because forms, Python's `urlencode` and many HTTP stacks send `+` for a space; `Request.uri.queryParameters`
+    /// keeps `+`. A `%` not followed by two hex digits stays as it is, and bytes that are not UTF-8 read as U+FFFD,
+    /// so a malformed value reaches its parameter's own check (400), never a 500. A NUL never gets here
+    /// (`InputTextMiddleware` refuses `%00` first).
+    static func formDecoded(_ query: String) -> [(name: String, value: String)] {
+        Array(query.utf8).split(separator: UInt8(ascii: "&")).map { field in
+            let equals = field.firstIndex(of: UInt8(ascii: "="))
+            let name = field[..<(equals ?? field.endIndex)]
+            let value = equals.map { field[field.index(after: $0)...] } ?? field[field.endIndex...]
+            return (percentDecoded(name), percentDecoded(value))
+        }
+    }
+
+    private static func percentDecoded(_ encoded: ArraySlice<UInt8>) -> String {
+        let bytes = Array(encoded)
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte == UInt8(ascii: "+") {
+                decoded.append(UInt8(ascii: " "))
+            } else if byte == UInt8(ascii: "%"), i + 2 < bytes.count, let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) {
+                decoded.append(high << 4 | low)
+                i += 2
+            } else {
+                decoded.append(byte)
+            }
+            i += 1
+        }
+        return String(decoding: decoded, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// The page size: default 20, any all-digit value above 100 (however large) clamped to 100; 0, a sign or
