@@ -92,7 +92,8 @@ run_checked schemathesis.toml --checks "$CHECKS" || status=$?
 # allows must not be refused, so each schema states the server's real rules (schemathesis-positive.toml says what a
 # schema cannot).
 echo "==> schemathesis: request schemas no looser than the server" >&2
-run_checked schemathesis-positive.toml --checks "$CHECKS,positive_data_acceptance" \
+SCHEMATHESIS_HOOKS=hooks_positive PYTHONPATH="$ROOT/Tests/Conformance" \
+  run_checked schemathesis-positive.toml --checks "$CHECKS,positive_data_acceptance" \
   --include-operation-id createPost --include-operation-id createReply --include-operation-id reportPost \
   --include-operation-id reportReply --include-operation-id markInboxRead || status=$?
 # A server that died under the fuzzer (a trap) shows up to schemathesis only as connection errors, which can
