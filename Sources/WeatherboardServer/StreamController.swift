@@ -20,8 +20,8 @@ struct StreamController {
     /// The board with the list's filters, as the caller's list shows it.
     @Sendable func board(_ request: Request, context: AppRequestContext) async throws -> Response {
         let input = QueryInput(request)
-        let stream = BoardStream(
-            viewer: context.viewer,
+        let stream = LiveBoardStream(
+            reader: Visibility(context.viewer),
             weatherType: try input.value("weatherType", as: WeatherType.self) { $0 != .unknown },
             category: try input.value("category", as: Category.self),
             regionID: try input.id("regionId")
@@ -35,7 +35,7 @@ struct StreamController {
         return try await open(.moderation, request: request, context: context, links: mediaURLs.links(request, context, moderator: true))
     }
 
-    private func open(_ kind: StreamSubscriber.Kind, request: Request, context: AppRequestContext, links: MediaLinks) async throws -> Response {
+    private func open(_ kind: StreamHub.Board.Kind, request: Request, context: AppRequestContext, links: MediaLinks) async throws -> Response {
         let channel = context.channel
         let (subscriber, start) = try await hub.subscribe(
             kind, client: context.clientIP, language: request.language, links: links, lastEventID: request.headers[HTTPField.Name("Last-Event-ID")!],
@@ -61,7 +61,7 @@ struct StreamController {
                         try await writer.write(opening)
                     case .reset(let at):
                         opening.writeString("\n")
-                        opening.writeImmutableBuffer(StreamHub.message(id: at, event: "reset", StreamHub.EmptyObject()))
+                        opening.writeImmutableBuffer(hub.board.renderer.render(.reset, id: at, for: nil, links: nil))
                         try await writer.write(opening)
                     case .resume(let after, let through):
                         opening.writeString("\n")
