@@ -46,6 +46,7 @@ struct StreamController {
         // response body never starts.
         channel.closeFuture.whenComplete { _ in hub.unregister(subscriber) }
         StreamHangupHandler.markStreaming(channel)
+        let connection = StreamConnection.install(on: channel)
         let headers: HTTPFields = [
             .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no",
         ]
@@ -71,18 +72,26 @@ struct StreamController {
                             hub.countSent(1)
                         }
                     }
-                    while let messages = await subscriber.next() {
-                        // Everything waiting in one write (one chunk, one system call) however many events piled up.
-                        if messages.count == 1 {
-                            try await writer.write(messages[0])
-                        } else {
-                            var joined = ByteBuffer()
-                            joined.reserveCapacity(messages.reduce(0) { $0 + $1.readableBytes })
-                            for message in messages { joined.writeImmutableBuffer(message) }
-                            try await writer.write(joined)
+                    // Then direct: the hub writes to the connection itself, and this task waits for the end. (Not
+                    // possible on a body that is not chunked: then this task writes what waits.)
+                    if await connection.ready(), let handedOver = subscriber.goDirect(connection, frame: StreamHub.chunk) {
+                        hub.countSent(handedOver)
+                        _ = await subscriber.next()
+                    } else {
+                        while let messages = await subscriber.next() {
+                            // Everything waiting in one write (one chunk, one system call) however many events piled up.
+                            if messages.count == 1 {
+                                try await writer.write(messages[0])
+                            } else {
+                                var joined = ByteBuffer()
+                                joined.reserveCapacity(messages.reduce(0) { $0 + $1.readableBytes })
+                                for message in messages { joined.writeImmutableBuffer(message) }
+                                try await writer.write(joined)
+                            }
+                            hub.countSent(messages.count { $0.readableBytes > 3 })  // not the heartbeats (":\n\n")
                         }
-                        hub.countSent(messages.count { $0.readableBytes > 3 })  // not the heartbeats (":\n\n")
                     }
+                    await connection.end()
                 } onGracefulShutdown: {
                     hub.shutdown()
                 }

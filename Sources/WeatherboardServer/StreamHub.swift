@@ -13,13 +13,15 @@ import Vocabulary
 /// Fan-out goes through PostgreSQL. Events are rows of `stream_events`, written by triggers in the transaction that
 /// makes the change (sql/0024); a statement trigger `NOTIFY`s at commit. Each instance has one `PostgresListener`
 /// session on the primary; every notification, and every (re)`LISTEN`, wakes `pump`, which has the board read the new
-/// rows once for every stream of this instance and queues each message to its streams.
+/// rows once for every stream of this instance and sends each message to its streams.
 ///
 /// - None missed, none twice, catch-up and `reset`: `LiveBoard` (its opening comment).
 /// - Bounds: `STREAM_MAX` streams here (503 past it), `STREAM_MAX_PER_CLIENT` per client address (429), a slot taken
 ///   before the stream's first read and given back when it ends; `STREAM_BUFFER_EVENTS` waiting a stream
 ///   (`StreamSubscriber`: past it the client is disconnected and resumes with `Last-Event-ID`).
-/// - A comment every `STREAM_HEARTBEAT_SECONDS` on a stream with nothing waiting.
+/// - Writes: a stream's response task writes its opening and catch-up; then the hub writes each message on the
+///   connection's event loop (`StreamConnection`), framed as a chunk once for every stream it goes to (`send`).
+/// - A comment every `STREAM_HEARTBEAT_SECONDS` (on a queued stream, only when nothing waits).
 /// - SIGTERM (`shutdown`): every stream ends cleanly and new ones are refused.
 final class StreamHub: Sendable {
     typealias Board = LiveBoard<StreamRenderer, StreamSubscriber>
@@ -136,15 +138,56 @@ final class StreamHub: Sendable {
         }
     }
 
-    /// Everything committed since the last read, queued to the streams the board says receive it.
+    /// Everything committed since the last read, sent to the streams the board says receive it.
     func catchUp() async throws {
         var pacer = Pacer()
         try await board.catchUp { message, subscribers in
-            for subscriber in subscribers {
-                if subscriber.enqueue(message) == .dropped { dropped.add(1, ordering: .relaxed) }
-                await pacer.tick()
+            send(message, to: subscribers)
+            await pacer.tick(subscribers.count)
+        }
+    }
+
+    /// Hands `message` to `subscribers`: a queued stream gets it in its queue; the direct ones get it framed as a chunk
+    /// (once for all of them) on their connections' event loops, one task a loop, flushed once a stream.
+    func send(_ message: ByteBuffer, to subscribers: [StreamSubscriber], heartbeat: Bool = false) {
+        var loops: [ObjectIdentifier: (loop: any EventLoop, streams: [(StreamSubscriber, StreamConnection)])] = [:]
+        for subscriber in subscribers {
+            switch subscriber.enqueue(message, heartbeat: heartbeat) {
+            case .direct(let connection):
+                loops[ObjectIdentifier(connection.eventLoop), default: (connection.eventLoop, [])].streams.append((subscriber, connection))
+            case .dropped: dropped.add(1, ordering: .relaxed)
+            case .queued, .closed: break
             }
         }
+        guard !loops.isEmpty else { return }
+        let chunk = Self.chunk(message)
+        for (loop, streams) in loops.values {
+            loop.execute {
+                var written = 0
+                for (subscriber, connection) in streams {
+                    if connection.write(chunk, limit: subscriber.limit) {
+                        written += 1
+                    } else {
+                        subscriber.drop()
+                        self.dropped.add(1, ordering: .relaxed)
+                    }
+                }
+                for (_, connection) in streams { connection.flush() }
+                if !heartbeat { self.countSent(written) }
+            }
+        }
+    }
+
+    /// `message` as one HTTP/1.1 chunk.
+    static func chunk(_ message: ByteBuffer) -> ByteBuffer {
+        let size = String(message.readableBytes, radix: 16)
+        var chunk = ByteBuffer()
+        chunk.reserveCapacity(size.utf8.count + message.readableBytes + 4)
+        chunk.writeString(size)
+        chunk.writeStaticString("\r\n")
+        chunk.writeImmutableBuffer(message)
+        chunk.writeStaticString("\r\n")
+        return chunk
     }
 
     /// A resuming stream's catch-up, written in order before its live events.
@@ -158,23 +201,18 @@ final class StreamHub: Sendable {
     /// the connection alive, and a stream whose client has gone fails its write and ends.
     func heartbeat() async {
         let subscribers = state.withLock { Array($0.subscribers.values) }
-        let beat = ByteBuffer(string: ":\n\n")
-        var pacer = Pacer()
-        for subscriber in subscribers {
-            subscriber.enqueue(beat, heartbeat: true)
-            await pacer.tick()
-        }
+        send(ByteBuffer(string: ":\n\n"), to: subscribers, heartbeat: true)
     }
 
-    /// Spreads a burst (one event to 10,000 streams wakes 10,000 response tasks): after every 256 messages the pump
-    /// yields, so work that arrived meanwhile is not queued behind the whole burst. (A 2 ms pause every 1,024 as well did
-    /// not lower `/healthz`'s p99 during a fan-out: the time is in the response tasks' writes; bench/README.md.)
+    /// Spreads a burst (one event to 10,000 streams): after every 256 messages handed over, the pump yields, so work
+    /// that arrived meanwhile is not queued behind the whole burst.
     struct Pacer {
         private var count = 0
 
-        mutating func tick() async {
-            count += 1
-            if count % 256 == 0 { await Task.yield() }
+        mutating func tick(_ messages: Int = 1) async {
+            let before = count / 256
+            count += messages
+            if count / 256 > before { await Task.yield() }
         }
     }
 

@@ -77,11 +77,11 @@ struct LiveBoardTests {
     @Test("replies: on the streams that show their post, rendered once per class")
     func replies() async throws {
         let board = self.board
+        store.data.withLock { $0.blocks = [5: [1]] }
         let anonymous = [try await open(board, "anonymous1", .anonymous).0, try await open(board, "anonymous2", .anonymous).0]
         let replier = try await open(board, "replier", Visibility(.member(2))).0
         let blocksPostAuthor = try await open(board, "blocks 1", Visibility(.member(5))).0
         store.data.withLock { data in
-            data.blocks = [5: [1]]
             data.posts[100] = Fixture.post(100, author: 1)
             data.replies[200] = Reply(id: 200, postID: 100, postAuthorID: 1, authorID: 2, authorDisplayName: "r", body: "hi", status: .visible, createdAt: Fixture.now, updatedAt: Fixture.now)
         }
