@@ -149,6 +149,8 @@ let package = Package(
         .executableTarget(name: "ImagingBench", dependencies: ["Imaging"], path: "bench/imaging", exclude: ["run"], swiftSettings: swiftSettings),
 
         // MARK: Tests (real PostgreSQL, real libcurl)
+        // The domain's decisions without the HTTP server (the live board's: who receives which event, rendered how).
+        .testTarget(name: "BoardTests", dependencies: ["Board", "Vocabulary"], swiftSettings: swiftSettings),
         .testTarget(
             name: "DatabaseTests",
             dependencies: ["Database", .product(name: "Logging", package: "swift-log")],

@@ -4,7 +4,7 @@ import Foundation
 /// The live board's events in PostgreSQL (sql/0024, CONTRACT §11), and what a stream reads with them: the posts, the
 /// queue items, the helpful marks and blocks of its subscribers. Every read goes to the primary, the one place the
 /// events are written.
-public struct PostgresStreamStore: Sendable {
+public struct PostgresStreamStore: LiveBoardStore {
     let database: PostgresPool
 
     public init(database: PostgresPool) {
@@ -65,6 +65,11 @@ public struct PostgresStreamStore: Sendable {
         return Dictionary(replies.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
+    /// The queue items of these posts and replies, as the moderation queue shows them.
+    public func queueItems(postIDs: [Int], replyIDs: [Int]) async throws -> [QueueItem] {
+        try await PostgresModerationStore(database: database).queueItems(postIDs: postIDs, replyIDs: replyIDs)
+    }
+
     /// Which of `accounts` marked post `postID` helpful (one read for every subscriber an event goes to).
     public func helpfulMarks(postID: Int, accounts: [Int]) async throws -> Set<Int> {
         guard !accounts.isEmpty else { return [] }
@@ -92,7 +97,7 @@ public struct PostgresStreamStore: Sendable {
             (
                 try row.decode(Int.self, "id"), try row.decode(Int.self, "region_id"),
                 StreamEvent.Snapshot(
-                    state: StreamPostState(rawValue: try row.decode(String.self, "state")) ?? .hidden, weatherType: try row.decode(String.self, "weather_type"),
+                    state: ContentState(rawValue: try row.decode(String.self, "state")) ?? .hidden, weatherType: try row.decode(String.self, "weather_type"),
                     category: try row.decode(String.self, "category")
                 )
             )
@@ -114,7 +119,7 @@ public struct PostgresStreamStore: Sendable {
 
     static func event(from row: PostgresRow) throws -> StreamEvent {
         func snapshot(_ prefix: String) throws -> StreamEvent.Snapshot? {
-            guard let state = try row.decode(String?.self, prefix + "_state").flatMap(StreamPostState.init(rawValue:)) else { return nil }
+            guard let state = try row.decode(String?.self, prefix + "_state").flatMap(ContentState.init(rawValue:)) else { return nil }
             return StreamEvent.Snapshot(
                 state: state, weatherType: try row.decode(String?.self, prefix + "_weather") ?? "", category: try row.decode(String?.self, prefix + "_category") ?? ""
             )

@@ -17,11 +17,11 @@ public struct StreamEvent: Sendable {
 
     /// A post as a stream's filters and visibility see it, before or after the change.
     public struct Snapshot: Sendable, Equatable {
-        public var state: StreamPostState
+        public var state: ContentState
         public var weatherType: String
         public var category: String
 
-        public init(state: StreamPostState, weatherType: String, category: String) {
+        public init(state: ContentState, weatherType: String, category: String) {
             self.state = state
             self.weatherType = weatherType
             self.category = category
@@ -59,12 +59,4 @@ public struct StreamEvent: Sendable {
         self.action = action
         self.moderatorID = moderatorID
     }
-}
-
-/// A post's state as the streams see it (`stream_post_state` in sql/0024).
-public enum StreamPostState: String, Sendable {
-    case visible
-    /// Held by the term filter: its author sees it as visible (`Post.status(shownTo:)`), everyone else not at all.
-    case filtered
-    case hidden, removed, deleted
 }

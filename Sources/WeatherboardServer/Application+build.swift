@@ -143,7 +143,9 @@ public func buildApplication(
         logger: logger
     )
     let hub = StreamHub(
-        settings: StreamHub.Settings(configuration), database: dependencies.database, pumpDatabase: pumpDatabase, reads: dependencies.reads, logger: logger
+        settings: StreamHub.Settings(configuration), database: dependencies.database, pumpDatabase: pumpDatabase,
+        renderer: StreamRenderer(urls: MediaURLs(publicBase: configuration.mediaStorage.publicBaseURL.isEmpty ? nil : configuration.mediaStorage.publicBaseURL)),
+        logger: logger
     )
     let router = buildRouter(configuration: configuration, dependencies: dependencies, logger: logger, hub: hub)
     return Application(

@@ -20,8 +20,8 @@ struct StreamController {
     /// The board with the list's filters, as the caller's list shows it.
     @Sendable func board(_ request: Request, context: AppRequestContext) async throws -> Response {
         let input = QueryInput(request)
-        let stream = BoardStream(
-            viewer: context.viewer,
+        let stream = LiveBoardStream(
+            reader: Visibility(context.viewer),
             weatherType: try input.value("weatherType", as: WeatherType.self) { $0 != .unknown },
             category: try input.value("category", as: Category.self),
             regionID: try input.id("regionId")
@@ -35,7 +35,7 @@ struct StreamController {
         return try await open(.moderation, request: request, context: context, links: mediaURLs.links(request, context, moderator: true))
     }
 
-    private func open(_ kind: StreamSubscriber.Kind, request: Request, context: AppRequestContext, links: MediaLinks) async throws -> Response {
+    private func open(_ kind: StreamHub.Board.Kind, request: Request, context: AppRequestContext, links: MediaLinks) async throws -> Response {
         let channel = context.channel
         let (subscriber, start) = try await hub.subscribe(
             kind, client: context.clientIP, language: request.language, links: links, lastEventID: request.headers[HTTPField.Name("Last-Event-ID")!],
@@ -46,6 +46,7 @@ struct StreamController {
         // response body never starts.
         channel.closeFuture.whenComplete { _ in hub.unregister(subscriber) }
         StreamHangupHandler.markStreaming(channel)
+        let connection = StreamConnection.install(on: channel)
         let headers: HTTPFields = [
             .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no",
         ]
@@ -61,7 +62,7 @@ struct StreamController {
                         try await writer.write(opening)
                     case .reset(let at):
                         opening.writeString("\n")
-                        opening.writeImmutableBuffer(StreamHub.message(id: at, event: "reset", StreamHub.EmptyObject()))
+                        opening.writeImmutableBuffer(hub.board.renderer.render(.reset, id: at, for: nil, links: nil))
                         try await writer.write(opening)
                     case .resume(let after, let through):
                         opening.writeString("\n")
@@ -71,18 +72,26 @@ struct StreamController {
                             hub.countSent(1)
                         }
                     }
-                    while let messages = await subscriber.next() {
-                        // Everything waiting in one write (one chunk, one system call) however many events piled up.
-                        if messages.count == 1 {
-                            try await writer.write(messages[0])
-                        } else {
-                            var joined = ByteBuffer()
-                            joined.reserveCapacity(messages.reduce(0) { $0 + $1.readableBytes })
-                            for message in messages { joined.writeImmutableBuffer(message) }
-                            try await writer.write(joined)
+                    // Then direct: the hub writes to the connection itself, and this task waits for the end. (Not
+                    // possible on a body that is not chunked: then this task writes what waits.)
+                    if await connection.ready(), let handedOver = subscriber.goDirect(connection, frame: StreamHub.chunk) {
+                        hub.countSent(handedOver)
+                        _ = await subscriber.next()
+                    } else {
+                        while let messages = await subscriber.next() {
+                            // Everything waiting in one write (one chunk, one system call) however many events piled up.
+                            if messages.count == 1 {
+                                try await writer.write(messages[0])
+                            } else {
+                                var joined = ByteBuffer()
+                                joined.reserveCapacity(messages.reduce(0) { $0 + $1.readableBytes })
+                                for message in messages { joined.writeImmutableBuffer(message) }
+                                try await writer.write(joined)
+                            }
+                            hub.countSent(messages.count { $0.readableBytes > 3 })  // not the heartbeats (":\n\n")
                         }
-                        hub.countSent(messages.count { $0.readableBytes > 3 })  // not the heartbeats (":\n\n")
                     }
+                    await connection.end()
                 } onGracefulShutdown: {
                     hub.shutdown()
                 }

@@ -1,28 +1,24 @@
-import Board
-import Hummingbird
 import NIOCore
 import Synchronization
-import Vocabulary
 
-/// One open stream (CONTRACT §11): what it shows, and the messages waiting to be written to it.
+/// One open stream's transport (CONTRACT §11): the messages on their way to it. What it receives is `LiveBoard`'s to
+/// decide.
 ///
-/// The hub enqueues; the stream's own response task takes everything waiting and writes it. The queue is bounded: a
-/// client that does not read leaves its response task blocked in a write, its queue fills, and at
-/// `STREAM_BUFFER_EVENTS` the subscriber is dropped (its connection closed, which ends that write), never buffered
-/// without limit. It resumes with `Last-Event-ID`. An idle stream is a suspended task: no thread, no connection.
+/// A stream begins queued: the hub queues, the stream's response task writes its opening and catch-up, then what
+/// waits. Then it goes direct (`goDirect`): the hub writes each message on the connection's event loop, below the HTTP
+/// codec, as an HTTP/1.1 chunk framed once and shared by every stream it goes to (`StreamHub.send`), and the response
+/// task only waits for the end.
+///
+/// Bounds: queued, at `STREAM_BUFFER_EVENTS` waiting the subscriber is dropped; direct, once the connection's outbound
+/// buffer is past its high-water mark (not writable) and `STREAM_BUFFER_EVENTS` more messages are written to it. Either
+/// way its connection is closed and the client resumes with `Last-Event-ID`; nothing is buffered without limit. An idle
+/// stream is a suspended task: no thread.
 final class StreamSubscriber: Sendable {
-    enum Kind: Sendable {
-        case board(BoardStream)
-        case moderation
-    }
-
     let id: Int
-    let kind: Kind
+    let isModeration: Bool
     /// The client address the per-client limit counts.
     let client: String
-    let language: Language
-    let links: MediaLinks
-    private let limit: Int
+    let limit: Int
     private let disconnect: @Sendable () -> Void
     private let state = Mutex(State())
 
@@ -30,98 +26,31 @@ final class StreamSubscriber: Sendable {
         var queue: [ByteBuffer] = []
         var waiter: CheckedContinuation<[ByteBuffer]?, Never>?
         var closed = false
-        /// Authors this stream's viewer blocks (board streams of an account).
-        var blocked: Set<Int> = []
-        /// Events at or below it were sent by another instance before the client came here.
-        var skipThrough: StreamPosition?
-        /// Blocks and unblocks applied from events while the blocks read at registration were on their way
-        /// (`settleBlocks` applies them again over that read, so neither can undo the other).
-        var blockChanges: [(author: Int, blocked: Bool)]? = []
+        /// Set once the response task hands the connection over.
+        var direct: StreamConnection?
     }
 
     enum Enqueued {
         case queued, dropped, closed
+        /// To be written on the connection's event loop (`StreamConnection.write`).
+        case direct(StreamConnection)
     }
 
-    init(id: Int, kind: Kind, client: String, language: Language, links: MediaLinks, limit: Int, skipThrough: StreamPosition?, disconnect: @escaping @Sendable () -> Void) {
+    init(id: Int, isModeration: Bool, client: String, limit: Int, disconnect: @escaping @Sendable () -> Void) {
         self.id = id
-        self.kind = kind
+        self.isModeration = isModeration
         self.client = client
-        self.language = language
-        self.links = links
         self.limit = limit
         self.disconnect = disconnect
-        state.withLock { $0.skipThrough = skipThrough }
     }
 
-    var board: BoardStream? {
-        if case .board(let stream) = kind { return stream }
-        return nil
-    }
-
-    var isModeration: Bool {
-        if case .moderation = kind { return true }
-        return false
-    }
-
-    /// The board change `event` makes to this stream (nil for none, for an event already sent, or for a moderation stream).
-    func change(for event: StreamEvent) -> BoardStream.Change? {
-        guard let board else { return nil }
-        return state.withLock { state in
-            if let skip = state.skipThrough, event.position <= skip { return nil }
-            return board.change(for: event, blocked: state.blocked)
-        }
-    }
-
-    /// What a `reply` event is to this stream, with its post as it is now (`BoardStream.replyChange`).
-    func replyChange(for event: StreamEvent, post: Post?) -> BoardStream.Change? {
-        guard let board else { return nil }
-        return state.withLock { state in
-            if let skip = state.skipThrough, event.position <= skip { return nil }
-            return board.replyChange(for: event, post: post, blocked: state.blocked)
-        }
-    }
-
-    /// Whether this stream should see `event` at all (false for one another instance already sent).
-    func wants(_ event: StreamEvent) -> Bool {
-        state.withLock { state in state.skipThrough.map { event.position > $0 } ?? true }
-    }
-
-    func block(_ author: Int) {
-        state.withLock { state in
-            state.blocked.insert(author)
-            state.blockChanges?.append((author, true))
-        }
-    }
-
-    func unblock(_ author: Int) {
-        state.withLock { state in
-            state.blocked.remove(author)
-            state.blockChanges?.append((author, false))
-        }
-    }
-
-    /// The blocks read before registering: in force until `settleBlocks`.
-    func assumeBlocks(_ authors: Set<Int>) { state.withLock { $0.blocked = authors } }
-
-    /// The blocks read after registering, with whatever block events were applied since replayed over them.
-    func settleBlocks(_ authors: Set<Int>) {
-        state.withLock { state in
-            var blocked = authors
-            for change in state.blockChanges ?? [] {
-                if change.blocked { blocked.insert(change.author) } else { blocked.remove(change.author) }
-            }
-            state.blocked = blocked
-            state.blockChanges = nil
-        }
-    }
-
-    /// Queues `message`; past the bound the subscriber is dropped and its connection closed. A heartbeat is queued only
-    /// when nothing else waits (anything waiting shows the connection is alive).
+    /// Queues `message`, or says where to write it once direct; past the bound the subscriber is dropped and its
+    /// connection closed. A heartbeat is queued only when nothing else waits.
     @discardableResult
     func enqueue(_ message: ByteBuffer, heartbeat: Bool = false) -> Enqueued {
         let (result, waiter): (Enqueued, CheckedContinuation<[ByteBuffer]?, Never>?) = state.withLock { state in
             guard !state.closed else { return (.closed, nil) }
+            if let direct = state.direct { return (.direct(direct), nil) }
             if heartbeat && !state.queue.isEmpty { return (.queued, nil) }
             guard state.queue.count < limit else {
                 state.closed = true
@@ -142,12 +71,12 @@ final class StreamSubscriber: Sendable {
         case .dropped:
             waiter?.resume(returning: nil)
             disconnect()
-        case .closed: break
+        case .closed, .direct: break
         }
         return result
     }
 
-    /// Everything waiting, once there is something; nil once closed.
+    /// Everything waiting, once there is something; nil once closed. Once direct, nothing waits: it returns at the end.
     func next() async -> [ByteBuffer]? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<[ByteBuffer]?, Never>) in
@@ -165,6 +94,33 @@ final class StreamSubscriber: Sendable {
         } onCancel: {
             close()
         }
+    }
+
+    /// Hands the stream to `connection`: what waits is written there first (scheduled on its event loop under the lock,
+    /// so every later message is written after it), then every message the hub sends. The messages handed over (not
+    /// counting heartbeats), or nil if the stream has ended.
+    func goDirect(_ connection: StreamConnection, frame: (ByteBuffer) -> ByteBuffer) -> Int? {
+        state.withLock { state in
+            guard !state.closed else { return nil }
+            state.direct = connection
+            let waiting = state.queue.map(frame)
+            let messages = state.queue.count { $0.readableBytes > 3 }
+            state.queue = []
+            if !waiting.isEmpty {
+                let limit = self.limit
+                connection.eventLoop.execute {
+                    for message in waiting { _ = connection.write(message, limit: limit) }
+                    connection.flush()
+                }
+            }
+            return messages
+        }
+    }
+
+    /// Drops a direct stream past its bound (on its event loop).
+    func drop() {
+        close()
+        disconnect()
     }
 
     /// Ends the stream: what is waiting is dropped, the response task ends its body.
