@@ -85,7 +85,7 @@ struct ScalePlanTests {
 
     @Test("every list shape at 1M posts plans an index walk of about a page, without JIT, under PostgreSQL's defaults")
     func plansAtScale() async throws {
-        let failures: [String] = try await TestDatabase.inRolledBackTransaction(timeout: "600s", defaultJIT: true) { connection in
+        let failures: [String] = try await TestDatabase.isolated(named: "scale") { database in try await TestDatabase.inRolledBackTransaction(on: database, timeout: "600s", defaultJIT: true) { connection in
             let authors = try Self.seed(connection)
 
             var failures: [String] = []
@@ -116,7 +116,7 @@ struct ScalePlanTests {
                 if !problems.isEmpty { failures.append("\(name): \(problems.joined(separator: ", "))\n\(plan)") }
             }
             return failures
-        }
+        } }
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n\n"))")
     }
 

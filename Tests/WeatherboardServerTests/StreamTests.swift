@@ -624,11 +624,8 @@ struct StreamTests {
 
             // 3,000 posts of 2,000 characters (6 kB of UTF-8 each) in one statement: far more than the kernel's
             // buffers take.
-            // The bulk would skew the plan tests' generic plans: it exists only while their lock is held here (the admin
-            // pool's one session keeps it until it shuts down), and is deleted before.
             let admin = Self.adminPool()
             defer { admin.shutdown() }
-            _ = try await admin.query("SELECT pg_advisory_lock(\(TestDatabase.planLock)) AS locked")
             let inserted = try await admin.query(
                 """
                 INSERT INTO posts (author_id, region_id, weather_type, category, body)

@@ -33,40 +33,22 @@ enum TestDatabase {
         _ = try await RegionCatalog.load(file: RegionCatalog.file(inMigrationsDirectory: sqlDirectory), on: pool, logger: testLogger)
     }
 
-    /// The advisory lock the plan tests take turns with ("planlock" in ASCII).
-    static let planLock = 0x706c_616e_6c6f_636b
-
     static func pool(size: Int = 2) -> PostgresPool {
         PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: size))
     }
 
-    /// Runs `body` on one connection of the migrated database inside a transaction that is always rolled back, so
-    /// other suites never see its rows. Plan tests load large tables there: the statement limit is `timeout`, and with
-    /// `defaultJIT` the session goes back to PostgreSQL's own JIT settings (the server's sessions turn JIT off; a plan
-    /// must stay clear of JIT without that).
-    ///
-    /// The plan tests take turns (`planLock`): one's tens of thousands of uncommitted rows would be index entries
-    /// another's scans step over. With `vacuumFirst`, the dead entries of earlier rolled-back loads are cleared
-    /// before this one's (a test that counts the buffers a scan touches).
+    /// Runs `body` on one connection of the database at `url` (a plan suite's own copy, `isolated(named:)`) inside a
+    /// transaction that is always rolled back. Plan tests load large tables there: the statement limit is `timeout`,
+    /// and with `defaultJIT` the session goes back to PostgreSQL's own JIT settings (the server's sessions turn JIT
+    /// off; a plan must stay clear of JIT without that).
     static func inRolledBackTransaction<T: Sendable>(
-        timeout: String, defaultJIT: Bool = false, vacuumFirst: Bool = false, _ body: @escaping @Sendable (PostgresConnection) throws -> T
+        on url: String, timeout: String, defaultJIT: Bool = false, _ body: @escaping @Sendable (PostgresConnection) throws -> T
     ) async throws -> T {
-        try await migrated.value
-        let pool = pool(size: 1)
+        let pool = PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: 1))
         defer { pool.shutdown() }
         return try await pool.withConnection { connection in
-            // The turn waits as long as the other plan tests take (this pool is this call's own: the session's settings
-            // end with it); `timeout` bounds this test's own statements.
-            try connection.simpleQuery("SET statement_timeout = 0; SET lock_timeout = 0")
-            if vacuumFirst {
-                try connection.simpleQuery("SELECT pg_advisory_lock(\(planLock))")
-                try connection.simpleQuery("SET statement_timeout = '\(timeout)'")
-                try connection.simpleQuery("VACUUM posts")
-            }
-            defer { if vacuumFirst { try? connection.simpleQuery("SELECT pg_advisory_unlock(\(planLock))") } }
             try connection.simpleQuery("BEGIN")
             defer { try? connection.simpleQuery("ROLLBACK") }
-            if !vacuumFirst { try connection.simpleQuery("SELECT pg_advisory_xact_lock(\(planLock))") }
             try connection.simpleQuery("SET LOCAL statement_timeout = '\(timeout)'")
             if defaultJIT {
                 try connection.simpleQuery("SET LOCAL jit = on; SET LOCAL jit_above_cost = 100000; SET LOCAL jit_inline_above_cost = 500000")
