@@ -18,7 +18,8 @@ struct BlockPlanTests {
         if reads.count != 1 { problems.append("blocks read \(reads.count) times") }
         if plan.contains("Seq Scan on blocks") || plan.contains("blocks_blocked_idx") { problems.append("blocks read past the reader's own") }
         if plan.contains("Anti Join") { problems.append("an anti join") }
-        if ListPlanTests.rowsSkipped(plan) > 1000 { problems.append("\(ListPlanTests.rowsSkipped(plan)) rows thrown away") }
+        let thrownAway = PlanBudget.postsThrownAway(plan)
+        if thrownAway.rows > thrownAway.bound { problems.append("\(thrownAway.rows) rows thrown away (at most \(thrownAway.bound))") }
         return problems
     }
 

@@ -30,7 +30,7 @@ struct FitPlanTests {
                 rows += removed
             }
         }
-        return (rows, max(walks, 1) * 2 * 5 * 22)
+        return (rows, max(walks, 1) * 2 * PlanBudget.heaviestFilter * PlanBudget.page)
     }
 
     /// The `…_fit_idx` scans of an EXPLAIN (ANALYZE, BUFFERS) plan that touched more buffers than the rows they read
@@ -43,7 +43,7 @@ struct FitPlanTests {
             if line.contains("->") || line.contains("Scan") {
                 walk = line.contains("_fit_idx") ? (line.range(of: "rows=").flatMap { Int(line[$0.upperBound...].prefix { $0.isNumber }) } ?? 0, line) : nil
             }
-            // Rows a filter threw away were read too (`rowsSkipped` bounds those).
+            // Rows a filter threw away were read too (`postsThrownAway` bounds those).
             if let range = line.range(of: "Rows Removed by Filter: "), let removed = Int(line[range.upperBound...].trimmingCharacters(in: .whitespaces)) {
                 walk?.rows += removed
             }
@@ -51,7 +51,7 @@ struct FitPlanTests {
             let buffers = line[range.upperBound...].split(separator: " ").compactMap { part in
                 part.firstIndex(of: "=").flatMap { Int(part[part.index(after: $0)...]) }
             }.reduce(0, +)
-            if buffers > 2 * current.rows + 10 { wasteful.append("\(buffers) buffers for \(current.rows) rows: \(current.line.trimmingCharacters(in: .whitespaces))") }
+            if buffers > PlanBudget.walkBuffers(rows: current.rows) { wasteful.append("\(buffers) buffers for \(current.rows) rows: \(current.line.trimmingCharacters(in: .whitespaces))") }
             walk = nil
         }
         return wasteful

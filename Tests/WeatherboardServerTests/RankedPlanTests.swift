@@ -85,8 +85,9 @@ struct RankedPlanTests {
                             var problems: [String] = []
                             if plan.contains("Seq Scan on posts") { problems.append("a sequential scan") }
                             // The merged member and moderator pages sort at most two branches' pages of candidates.
-                            if Self.largestSort(plan) > 2 * 22 { problems.append("a sort of \(Self.largestSort(plan)) rows") }
-                            if ListPlanTests.rowsSkipped(plan) > 1000 { problems.append("\(ListPlanTests.rowsSkipped(plan)) rows thrown away") }
+                            if Self.largestSort(plan) > 2 * PlanBudget.page { problems.append("a sort of \(Self.largestSort(plan)) rows") }
+                            let thrownAway = PlanBudget.postsThrownAway(plan)
+                            if thrownAway.rows > thrownAway.bound { problems.append("\(thrownAway.rows) rows thrown away (at most \(thrownAway.bound))") }
                             if viewer == .anonymous, !plan.contains("\(index)_\(sort.rawValue)_idx") { problems.append("not \(index)_\(sort.rawValue)_idx") }
                             if !problems.isEmpty {
                                 failures.append("\(readerName) \(sort) \(query) after \(String(describing: after)): \(problems.joined(separator: ", "))\n\(plan)")

@@ -109,7 +109,8 @@ struct ScalePlanTests {
                 if plan.contains("JIT:") { problems.append("JIT") }
                 if plan.contains("Seq Scan on posts") || plan.contains("Seq Scan on media") { problems.append("a sequential scan of a big table") }
                 if plan.contains("Hash Join") || plan.contains("Gather") { problems.append("a hash join or a parallel plan") }
-                if ListPlanTests.rowsSkipped(plan) > 2_000 { problems.append("\(ListPlanTests.rowsSkipped(plan)) rows read and thrown away") }
+                let thrownAway = PlanBudget.postsThrownAway(plan)
+                if thrownAway.rows > thrownAway.bound { problems.append("\(thrownAway.rows) rows read and thrown away (at most \(thrownAway.bound))") }
                 if RankedPlanTests.largestSort(plan) > 2 * 2 * (PageLimit.defaultValue + 1) {
                     problems.append("a sort of \(RankedPlanTests.largestSort(plan)) rows")
                 }
