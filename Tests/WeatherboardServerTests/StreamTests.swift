@@ -592,7 +592,7 @@ struct StreamTests {
             let admin = Self.adminPool()
             defer { admin.shutdown() }
             let killed = try await admin.count(
-                "SELECT count(*) AS n FROM (SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = 'weatherboard-listener') t WHERE ended"
+                "SELECT count(*) AS n FROM (SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'weatherboard-listener') t WHERE ended"
             )
             #expect(killed >= 1)
             let during = try await Self.post(server, author, region: region)

@@ -193,16 +193,24 @@ struct GatedTransaction: Sendable {
     let gate: Int64
     let gatePool: PostgresPool
     let transactionPool: PostgresPool
+    /// The transaction's backend: what a waiter of this race waits behind.
+    let backendPID: Int
     let committed: Task<Void, any Error>
+
+    /// The application name of the gated transaction's sessions, in `pg_stat_activity`.
+    static let applicationName = "weatherboard-test-gate"
 
     /// Runs `statements` in a transaction that then waits for the gate; returns once they have run, so their locks
     /// are held. The transaction has connections of its own; `database` (the server's pool) is not used.
     static func start(_ statements: [SQLQuery], on database: PostgresPool) async throws -> GatedTransaction {
         let gate = Int64.random(in: 1...Int64.max)
+        let conninfo = TestDatabase.withApplicationName(applicationName, TestDatabase.url)
         // No statement timeout: the gated transaction waits as long as the test takes to open the gate.
-        let gatePool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1, statementTimeoutMilliseconds: 0))
-        let transactionPool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1, statementTimeoutMilliseconds: 0))
+        let gatePool = PostgresPool(configuration: PostgresConfiguration(conninfo: conninfo, poolSize: 1, statementTimeoutMilliseconds: 0))
+        let transactionPool = PostgresPool(configuration: PostgresConfiguration(conninfo: conninfo, poolSize: 1, statementTimeoutMilliseconds: 0))
         try await gatePool.withConnection { _ = try $0.query("SELECT pg_advisory_lock(\(gate))") }
+        // The pool's one session runs the transaction below.
+        let backendPID = try await transactionPool.withConnection { try $0.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid") }
         // Signalled once the statements have run (their locks are held) and the transaction goes to its gate.
         let locked = Arrivals()
         let committed = Task {
@@ -212,7 +220,7 @@ struct GatedTransaction: Sendable {
                 _ = try connection.query("SELECT pg_advisory_xact_lock(\(raw: String(gate))) AS gate")
             }
         }
-        let gated = GatedTransaction(gate: gate, gatePool: gatePool, transactionPool: transactionPool, committed: committed)
+        let gated = GatedTransaction(gate: gate, gatePool: gatePool, transactionPool: transactionPool, backendPID: backendPID, committed: committed)
         guard await locked.wait(for: 1) else {
             try await gated.open()
             throw TestFailure("the gated transaction never ran its statements")
@@ -253,15 +261,17 @@ extension PostgresPool {
     }
 }
 
-/// True once some backend whose statement matches `pattern` (SQL `LIKE`) waits on a lock; false after 30 s (a
-/// test may fail, never hang). `database` is the pool the waiting statement runs on; the wait takes a connection
-/// of its own, so it never holds one the server needs.
+/// True once a backend of the test database whose statement matches `pattern` (SQL `LIKE`) waits on a lock that
+/// `gate`'s transaction holds; false after 30 s (a test may fail, never hang). Only the race this test staged counts:
+/// another suite's statement of the same text, waiting on another suite's lock, never does. The wait takes a
+/// connection of its own, so it never holds one the server needs.
 ///
 /// PostgreSQL announces no lock wait: the one place to see it is `pg_stat_activity`. So a single statement waits
 /// for it inside PostgreSQL, reading that view afresh every `lockWaiterProbeMilliseconds` (`pg_sleep` in between)
 /// until a waiter shows up; the test's task stays suspended on that statement, neither spinning nor sleeping.
-func waitForLockWaiter(_ pattern: String, on database: PostgresPool) async throws -> Bool {
-    let probe = PostgresPool(configuration: PostgresConfiguration(conninfo: database.configuration.conninfo, poolSize: 1, statementTimeoutMilliseconds: 0))
+func waitForLockWaiter(_ pattern: String, behind gate: GatedTransaction) async throws -> Bool {
+    let conninfo = TestDatabase.withApplicationName("weatherboard-test-probe", TestDatabase.url)
+    let probe = PostgresPool(configuration: PostgresConfiguration(conninfo: conninfo, poolSize: 1, statementTimeoutMilliseconds: 0))
     defer { probe.shutdown() }
     let literal = "'" + pattern.replacingOccurrences(of: "'", with: "''") + "'"
     let rounds = 30_000 / lockWaiterProbeMilliseconds
@@ -273,7 +283,11 @@ func waitForLockWaiter(_ pattern: String, on database: PostgresPool) async throw
                 DO $wait$ BEGIN
                   FOR round IN 1..\(raw: String(rounds)) LOOP
                     PERFORM pg_stat_clear_snapshot();
-                    IF EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE \(raw: literal)) THEN RETURN; END IF;
+                    IF EXISTS (
+                      SELECT 1 FROM pg_stat_activity
+                      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE \(raw: literal)
+                        AND \(raw: String(gate.backendPID)) = ANY (pg_blocking_pids(pid))
+                    ) THEN RETURN; END IF;
                     PERFORM pg_sleep(\(raw: String(seconds)));
                   END LOOP;
                   RAISE EXCEPTION 'no lock waiter';
