@@ -20,6 +20,9 @@ extension TestDatabase {
     /// Runs `body` with the URL of a fresh copy of the migrated template, then drops the copy. `suite` names the copy
     /// (lowercase letters).
     static func isolated<T: Sendable>(named suite: String, _ body: (String) async throws -> T) async throws -> T {
+        // The suites seed their copies at once in one process, beside the others' writes: a session may take more
+        // than the server's 3 s to start (seen: 'timeout expired' for three suites at a load average of 20).
+        let url = withParameter("connect_timeout", "60", TestDatabase.url)
         let base = databaseName(in: url)
         let prefix = "\(base)_plan_"
         let template = prefix + "template"
@@ -111,8 +114,13 @@ extension TestDatabase {
 
     /// `url` with `application_name` set: the sessions a test opens, told apart in `pg_stat_activity`.
     static func withApplicationName(_ name: String, _ url: String) -> String {
+        withParameter("application_name", name, url)
+    }
+
+    /// `url` with the libpq parameter `name` set to `value` (a URL's parameters override the connection's defaults).
+    static func withParameter(_ name: String, _ value: String, _ url: String) -> String {
         guard var components = URLComponents(string: url) else { return url }
-        components.queryItems = (components.queryItems ?? []).filter { $0.name != "application_name" } + [URLQueryItem(name: "application_name", value: name)]
+        components.queryItems = (components.queryItems ?? []).filter { $0.name != name } + [URLQueryItem(name: name, value: value)]
         return components.string ?? url
     }
 }
