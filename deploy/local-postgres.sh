@@ -8,6 +8,7 @@
 #   deploy/local-postgres.sh url [DB]  print the DATABASE_URL for database DB (default weatherboard)
 #   deploy/local-postgres.sh createdb DB   create database DB owned by the app role, if missing
 #   deploy/local-postgres.sh dropdb DB     drop database DB, if present
+#   deploy/local-postgres.sh dropdbs DB    drop DB and the plan tests' databases made from it (DB_plan_…)
 #   deploy/local-postgres.sh psql [args]   psql as the superuser
 #
 # PostgreSQL refuses to run as root, so when run as root everything runs as the `postgres` user, in a data
@@ -91,6 +92,8 @@ start() {
   superuser_psql -v pw="$pw" <<SQL
 SELECT format('CREATE ROLE $ROLE LOGIN CREATEDB PASSWORD %L', :'pw') WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '$ROLE') \gexec
 SELECT format('ALTER ROLE $ROLE PASSWORD %L', :'pw') \gexec
+-- The plan tests copy a migrated template into a database of their own (CREATE DATABASE … TEMPLATE).
+ALTER ROLE $ROLE CREATEDB;
 SQL
   createdb weatherboard
 }
@@ -110,6 +113,15 @@ SELECT format('DROP DATABASE IF EXISTS %I WITH (FORCE)', :'db') \gexec
 SQL
 }
 
+# Drops DB and every database named DB_plan_… (the plan tests' template and copies).
+dropdbs() {
+  local db="$1"
+  dropdb "$db"
+  superuser_psql -v prefix="${db}_plan_" <<'SQL'
+SELECT format('DROP DATABASE IF EXISTS %I WITH (FORCE)', datname) FROM pg_database WHERE left(datname, length(:'prefix')) = :'prefix' \gexec
+SQL
+}
+
 url() {
   local db="${1:-weatherboard}"
   echo "postgresql://$ROLE:$(cat "$PWFILE")@127.0.0.1:$PORT/$db"
@@ -123,6 +135,7 @@ case "${1:-}" in
   url) url "${2:-weatherboard}" ;;
   createdb) createdb "${2:?database name}" ;;
   dropdb) dropdb "${2:?database name}" ;;
+  dropdbs) dropdbs "${2:?database name}" ;;
   psql) shift; superuser_psql "$@" ;;
-  *) sed -n '2,14p' "$SELF"; exit 2 ;;
+  *) sed -n '2,15p' "$SELF"; exit 2 ;;
 esac

@@ -61,15 +61,12 @@ struct PostgresPipelineTests {
             "SELECT set_config('statement_timeout', '5000', false) AS s",
             "SELECT 'after' AS s",
         ]) { try $0[0].decode(String.self, "s") }
-        let clock = ContinuousClock()
-        let start = clock.now
         try await parked.release()
         #expect(try await tasks[0].value == "150ms")
         let timeout = await #expect(throws: PostgresError.self) { try await tasks[1].value }
         #expect(timeout?.isStatementTimeout == true)
         #expect(try await tasks[2].value == "5s")
         #expect(try await tasks[3].value == "after")
-        #expect(clock.now - start < .seconds(20))
     }
 
     @Test("a connection that dies in the middle of a pipeline fails the rest as unavailable, and the pool heals")

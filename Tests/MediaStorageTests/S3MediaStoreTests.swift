@@ -119,20 +119,18 @@ import Testing
 
     @Test func aClosedPortFailsCleanlyAndFast() async throws {
         // Port 1 on loopback: nothing listens there, so the connection is refused at once.
-        let start = ContinuousClock.now
         do {
             _ = try await store(port: 1, timeoutMilliseconds: 30_000).get("public/a.jpg")
             Issue.record("a closed port answered")
         } catch let error as MediaStoreError {
             #expect(error.kind == .transport)
+            // Refused (CURLE_COULDNT_CONNECT), not timed out (curl 28).
+            #expect(error.code == "curl 7")
         }
-        // Refused at once, not after the store's 30 s timeout (a generous bound: the machine may be loaded).
-        #expect(ContinuousClock.now - start < .seconds(9))
     }
 
     @Test func aServerThatNeverAnswersTimesOut() async throws {
         try await RecordingServer.with(reply: .init(silent: true)) { _, port in
-            let start = ContinuousClock.now
             do {
                 try await store(port: port, timeoutMilliseconds: 500).put("public/a.jpg", [1, 2, 3], contentType: "image/jpeg")
                 Issue.record("a silent server was taken for success")
@@ -140,7 +138,6 @@ import Testing
                 #expect(error.kind == .transport)
                 #expect(error.code == "curl 28")  // CURLE_OPERATION_TIMEDOUT
             }
-            #expect(ContinuousClock.now - start < .seconds(3))
         }
     }
 

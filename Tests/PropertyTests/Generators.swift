@@ -1,4 +1,5 @@
 import PropertyBased
+import Synchronization
 
 /// Shared generators for the parsers that take outside bytes.
 enum Gens {
@@ -97,4 +98,16 @@ enum Gens {
         if count > 0 { out.append(alphabet[Int(bits << UInt32(6 - count) & 63)]) }
         return out
     }
+}
+
+/// Counts the generated inputs a parser accepted. A property of the form "canonical or nil" holds for a parser that
+/// accepts nothing, so a check of that form also requires a share of its inputs to parse.
+final class ParseTally: Sendable {
+    private let parsed = Mutex(0)
+
+    func record(_ accepted: Bool) {
+        if accepted { parsed.withLock { $0 += 1 } }
+    }
+
+    var count: Int { parsed.withLock { $0 } }
 }

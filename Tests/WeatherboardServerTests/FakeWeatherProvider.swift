@@ -16,8 +16,9 @@ final class FakeWeatherAPI: Sendable {
         /// Answers this status with this `Retry-After` (none when nil).
         case throttled(status: Int, retryAfter: String?)
         case garbage
-        /// Answers after this many milliseconds (simulates a slow provider).
-        case slow(Int)
+        /// Signals `arrived` when a request comes in, then answers once `gate` opens: a slow provider whose answer
+        /// the test releases while the request is known to be waiting.
+        case held(Gate, arrived: Arrivals)
         /// Holds every request until `gate` opens.
         case gated
     }
@@ -88,8 +89,9 @@ final class FakeWeatherAPI: Sendable {
             return Response(status: .init(code: code), headers: headers, body: .init(byteBuffer: ByteBuffer(string: #"{"error":true}"#)))
         case .garbage:
             return Self.json(#"{"current": {"time": "#)
-        case .slow(let milliseconds):
-            try await Task.sleep(for: .milliseconds(milliseconds))
+        case .held(let gate, let arrived):
+            arrived.signal()
+            await gate.wait()
         case .gated:
             await gate.wait()
         }

@@ -30,7 +30,7 @@ struct FitPlanTests {
                 rows += removed
             }
         }
-        return (rows, max(walks, 1) * 2 * 5 * 22)
+        return (rows, max(walks, 1) * 2 * PlanBudget.heaviestFilter * PlanBudget.page)
     }
 
     /// The `…_fit_idx` scans of an EXPLAIN (ANALYZE, BUFFERS) plan that touched more buffers than the rows they read
@@ -43,7 +43,7 @@ struct FitPlanTests {
             if line.contains("->") || line.contains("Scan") {
                 walk = line.contains("_fit_idx") ? (line.range(of: "rows=").flatMap { Int(line[$0.upperBound...].prefix { $0.isNumber }) } ?? 0, line) : nil
             }
-            // Rows a filter threw away were read too (`rowsSkipped` bounds those).
+            // Rows a filter threw away were read too (`postsThrownAway` bounds those).
             if let range = line.range(of: "Rows Removed by Filter: "), let removed = Int(line[range.upperBound...].trimmingCharacters(in: .whitespaces)) {
                 walk?.rows += removed
             }
@@ -51,7 +51,7 @@ struct FitPlanTests {
             let buffers = line[range.upperBound...].split(separator: " ").compactMap { part in
                 part.firstIndex(of: "=").flatMap { Int(part[part.index(after: $0)...]) }
             }.reduce(0, +)
-            if buffers > 2 * current.rows + 10 { wasteful.append("\(buffers) buffers for \(current.rows) rows: \(current.line.trimmingCharacters(in: .whitespaces))") }
+            if buffers > PlanBudget.walkBuffers(rows: current.rows) { wasteful.append("\(buffers) buffers for \(current.rows) rows: \(current.line.trimmingCharacters(in: .whitespaces))") }
             walk = nil
         }
         return wasteful
@@ -59,7 +59,7 @@ struct FitPlanTests {
 
     @Test("every filter shape × reader × group of the cursor walks the fit indexes band by band, reading about a page")
     func fitPlans() async throws {
-        let failures: [String] = try await TestDatabase.inRolledBackTransaction(timeout: "120s", vacuumFirst: true) { connection in
+        let failures: [String] = try await TestDatabase.isolated(named: "fit") { database in try await TestDatabase.inRolledBackTransaction(on: database, timeout: "120s") { connection in
             let authors = try connection.query("INSERT INTO accounts (display_name) VALUES ('fit-old'), ('fit-bulk') RETURNING id")
             let old = try authors[0].decode(Int.self, "id"), bulk = try authors[1].decode(Int.self, "id")
             // Old posts over every band (a quarter without conditions), every shape.
@@ -102,7 +102,7 @@ struct FitPlanTests {
                 """
             )
             try connection.execute("UPDATE posts SET status = 'hidden', hidden_reason = 'reports' WHERE author_id = \(bulk) AND id % 10 = 0")
-            try connection.simpleQuery("ANALYZE posts")
+            try TestDatabase.analyzeEveryRow(["posts"], on: connection)
             let middle = try connection.query(
                 "SELECT id, hot_score, conditions_band FROM posts WHERE author_id = \(old) AND conditions_band = 'cool' ORDER BY id LIMIT 1 OFFSET 50"
             )[0]
@@ -172,7 +172,7 @@ struct FitPlanTests {
             let walks = single.split(separator: "\n").filter { $0.contains("Scan using") && $0.contains("_fit_idx") }
             if walks.count != 1 || single.contains("Sort Key: score") { failures.append("the band outside: \(walks.count) walks\n\(single)") }
             return failures
-        }
+        } }
         #expect(failures.isEmpty, "\(failures.count) plans:\n\(failures.prefix(4).joined(separator: "\n\n"))")
     }
 }

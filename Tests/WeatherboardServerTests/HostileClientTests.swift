@@ -211,7 +211,7 @@ struct HostileClientTests {
                 on: database
             )
             let refused = Task { try await server.json("POST", "/v1/accounts") }
-            #expect(try await waitForLockWaiter("%INSERT INTO rate_limits AS r%", on: database))
+            #expect(try await waitForLockWaiter("%INSERT INTO rate_limits AS r%", behind: other))
             try await other.open()
             let response = try await refused.value
             #expect(response.status == 429)
@@ -416,7 +416,7 @@ struct HostileClientTests {
             let deletion = Task { try await server.json("DELETE", "/v1/accounts/me", token: author.token).status }
             // The deletion waits on the reported post (at its lock of the author's posts; before that lock existed, at
             // its DELETE of them).
-            #expect(try await waitForLockWaiter("%FROM posts%author_id = %", on: database))
+            #expect(try await waitForLockWaiter("%FROM posts%author_id = %", behind: report))
             try await report.open()
             #expect(try await deletion.value == 204)
             let mine = try await server.json("GET", "/v1/accounts/me/reports", token: reporter.token)
@@ -462,7 +462,7 @@ struct HostileClientTests {
                     "POST", "/v1/posts", token: author.token, ["weatherType": "rain", "category": "food", "body": "유령 글", "regionId": "1835848"]
                 )
             }
-            #expect(try await waitForLockWaiter("%INSERT INTO posts%", on: database))
+            #expect(try await waitForLockWaiter("%INSERT INTO posts%", behind: deletion))
             try await deletion.open()
             let response = try await post.value
             #expect(response.status == 401)

@@ -411,7 +411,7 @@ struct MediaTests {
             let image = try await MediaFixtures.image("tiny-race.png", width: 8, height: 8)
             let deletion = try await GatedTransaction.accountDeletion(accountID, on: database)
             let upload = Task { try await server.upload(image, token: account.token) }
-            #expect(try await waitForLockWaiter("%INSERT INTO media%", on: database))
+            #expect(try await waitForLockWaiter("%INSERT INTO media%", behind: deletion))
             try await deletion.open()
             let response = try await upload.value
             #expect(response.status == 401)
@@ -471,7 +471,7 @@ struct MediaPurgeTests {
             // An attach of the raced media that holds its row until the purge waits on it.
             let attach = try await GatedTransaction.start(["UPDATE media SET post_id = \(postID), position = 0 WHERE id = \(mediaID)"], on: database)
             let purge = Task { try await Self.mediaPurger(server).runOnce() }
-            #expect(try await waitForLockWaiter("DELETE FROM media m WHERE m.id IN (%", on: database))
+            #expect(try await waitForLockWaiter("DELETE FROM media m WHERE m.id IN (%", behind: attach))
             try await attach.open()
             let pass = try await purge.value
             #expect(pass.ran)

@@ -210,7 +210,7 @@ struct ModerationQueueTests {
                     "UPDATE reports SET status = 'dismissed', resolved_at = now() WHERE post_id = \(post) AND status = 'open' AND reason = 'spam'"
                 )
             }
-            let waited = try await waitForLockWaiter("UPDATE reports SET status = 'dismissed'%AND reason = 'spam'", on: database)
+            let waited = try await waitForLockWaiter("UPDATE reports SET status = 'dismissed'%AND reason = 'spam'", behind: report)
             try await report.open()
             #expect(try await resolved.value == 1)
             #expect(waited)

@@ -30,7 +30,7 @@ struct PurgerCancellationTests {
         let purger = Purger(database: pool, policy: policy)
         let lockKey = policy.lockKey
         let pass = Task { try await purger.runOnce() }
-        #expect(try await waitForLockWaiter("DELETE FROM idempotency_keys WHERE (scope, key) IN (%", on: other))
+        #expect(try await waitForLockWaiter("DELETE FROM idempotency_keys WHERE (scope, key) IN (%", behind: hold))
         pass.cancel()
         await #expect(throws: CancellationError.self) { try await pass.value }
         let locked = try await other.withConnection { connection in

@@ -20,7 +20,7 @@ struct QueuePlanTests {
 
     @Test("a queue page reads about a page of rows, first page, the spam post's page and a later page")
     func plansInASpamWave() async throws {
-        let failures: [String] = try await TestDatabase.inRolledBackTransaction(timeout: "600s", defaultJIT: true) { connection in
+        let failures: [String] = try await TestDatabase.isolated(named: "queue") { database in try await TestDatabase.inRolledBackTransaction(on: database, timeout: "600s", defaultJIT: true) { connection in
             let (spam, postIDs) = try Self.seed(connection)
             let open = try connection.query("SELECT count(*) AS n FROM reports WHERE status = 'open'")[0].decode(Int.self, "n")
             guard open == Self.posts * Self.reportsPerPost + Self.spamReports else { return ["\(open) open reports"] }
@@ -64,7 +64,7 @@ struct QueuePlanTests {
                 if !reportProblems.isEmpty { failures.append("\(name), its reports: \(reportProblems.joined(separator: ", "))\n\(reportsPlan)") }
             }
             return failures
-        }
+        } }
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n\n"))")
     }
 
@@ -117,7 +117,7 @@ struct QueuePlanTests {
             SELECT post_id, min(id), min(created_at) FROM plan_queue.reports WHERE status = 'open' GROUP BY post_id
             """
         )
-        try connection.simpleQuery("ANALYZE plan_queue.reports; ANALYZE plan_queue.moderation_queue")
+        try TestDatabase.analyzeEveryRow(["plan_queue.reports", "plan_queue.moderation_queue"], on: connection)
         return (spam, posts)
     }
 }

@@ -38,7 +38,7 @@ struct RankedPlanTests {
 
     @Test("every filter shape × top/hot × reader walks its index in score order, first page and after a cursor")
     func rankedPlans() async throws {
-        let failures: [String] = try await TestDatabase.inRolledBackTransaction(timeout: "120s") { connection in
+        let failures: [String] = try await TestDatabase.isolated(named: "ranked") { database in try await TestDatabase.inRolledBackTransaction(on: database, timeout: "120s") { connection in
             let authors = try connection.query("INSERT INTO accounts (display_name) VALUES ('rank-old'), ('rank-bulk') RETURNING id")
             let old = try authors[0].decode(Int.self, "id"), bulk = try authors[1].decode(Int.self, "id")
             try connection.execute(
@@ -59,7 +59,7 @@ struct RankedPlanTests {
                 """
             )
             try connection.execute("UPDATE posts SET status = 'hidden', hidden_reason = 'reports' WHERE author_id = \(bulk) AND id % 10 = 0")
-            try connection.simpleQuery("ANALYZE posts")
+            try TestDatabase.analyzeEveryRow(["posts"], on: connection)
             let middle = try connection.query("SELECT id, trusted_helpful_count, hot_score FROM posts WHERE author_id = \(old) ORDER BY id LIMIT 1 OFFSET 1500")[0]
             let cursors: [PostSort: PostSort.Position] = [
                 .top: .top(trustedMarks: try middle.decode(Int.self, "trusted_helpful_count"), id: try middle.decode(Int.self, "id")),
@@ -85,8 +85,9 @@ struct RankedPlanTests {
                             var problems: [String] = []
                             if plan.contains("Seq Scan on posts") { problems.append("a sequential scan") }
                             // The merged member and moderator pages sort at most two branches' pages of candidates.
-                            if Self.largestSort(plan) > 2 * 22 { problems.append("a sort of \(Self.largestSort(plan)) rows") }
-                            if ListPlanTests.rowsSkipped(plan) > 1000 { problems.append("\(ListPlanTests.rowsSkipped(plan)) rows thrown away") }
+                            if Self.largestSort(plan) > 2 * PlanBudget.page { problems.append("a sort of \(Self.largestSort(plan)) rows") }
+                            let thrownAway = PlanBudget.postsThrownAway(plan)
+                            if thrownAway.rows > thrownAway.bound { problems.append("\(thrownAway.rows) rows thrown away (at most \(thrownAway.bound))") }
                             if viewer == .anonymous, !plan.contains("\(index)_\(sort.rawValue)_idx") { problems.append("not \(index)_\(sort.rawValue)_idx") }
                             if !problems.isEmpty {
                                 failures.append("\(readerName) \(sort) \(query) after \(String(describing: after)): \(problems.joined(separator: ", "))\n\(plan)")
@@ -96,7 +97,7 @@ struct RankedPlanTests {
                 }
             }
             return failures
-        }
+        } }
         #expect(failures.isEmpty, "\(failures.count) plans:\n\(failures.prefix(4).joined(separator: "\n\n"))")
     }
 }

@@ -232,7 +232,8 @@ struct ReplicationTests {
             let start = clock.now
             var serverErrors = 0
             var written = false
-            while clock.now - start < .seconds(10) {
+            // A bound against hanging, not a claim of speed (bench/replica times the switch).
+            while clock.now - start < .seconds(60) {
                 let response = try await b.json("POST", "/v1/posts", token: author.token, ["weatherType": "rain", "category": "food", "body": "after", "regionId": "1835848"])
                 if response.status == 201 {
                     written = true
@@ -242,7 +243,7 @@ struct ReplicationTests {
                 #expect(response.status == 503, "during the switch: \(response.status) \(response.text)")
                 try await Task.sleep(for: .milliseconds(200))
             }
-            #expect(written, "no write succeeded within 10 s of the promotion")
+            #expect(written, "no write succeeded within 60 s of the promotion")
             // A post made after the switch reaches the stream opened before it (the events before the switch came too).
             let later = try #require(try await a.createPost(author, body: "after the switch")["id"] as? String)
             var seen: Set<String> = []

@@ -16,7 +16,7 @@ struct RepliesPlanTests {
 
     @Test("a conversation's first and deep pages, the inbox's pages and its unread count each read about a page of rows")
     func plans() async throws {
-        let failures: [String] = try await TestDatabase.inRolledBackTransaction(timeout: "600s", defaultJIT: true) { connection in
+        let failures: [String] = try await TestDatabase.isolated(named: "replies") { database in try await TestDatabase.inRolledBackTransaction(on: database, timeout: "600s", defaultJIT: true) { connection in
             let account = { (name: String) throws -> Int in
                 try connection.query("INSERT INTO accounts (kind, display_name) VALUES ('anonymous', \(name)) RETURNING id")[0].decode(Int.self, "id")
             }
@@ -60,7 +60,7 @@ struct RepliesPlanTests {
                         .replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX plan_")
                 )
             }
-            try connection.simpleQuery("ANALYZE plan_replies.replies")
+            try TestDatabase.analyzeEveryRow(["plan_replies.replies"], on: connection)
             let busyIDs = try connection.query("SELECT id FROM plan_replies.replies WHERE post_id = \(busy) ORDER BY id").map { try $0.decode(Int.self, "id") }
             let inboxIDs = try connection.query("SELECT id FROM plan_replies.replies WHERE post_author_id = \(author) ORDER BY id DESC").map { try $0.decode(Int.self, "id") }
             guard busyIDs.count == 20_000, inboxIDs.count == 80_000 else { return ["seeded \(busyIDs.count) and \(inboxIDs.count)"] }
@@ -98,7 +98,7 @@ struct RepliesPlanTests {
                 failures.append("the unread count reads rows' heap pages:\n\(unreadPlan)")
             }
             return failures
-        }
+        } }
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n\n"))")
     }
 

@@ -24,11 +24,9 @@ struct SearchPlanTests {
 
     @Test("each window is one search-index lookup, a common term's page needs one, a rare term's windows read only its matches; no JIT, no whole-table scan")
     func windowedPlans() async throws {
-        let failures: [String] = try await TestDatabase.inRolledBackTransaction(timeout: "300s", defaultJIT: true) { connection in
+        let failures: [String] = try await TestDatabase.isolated(named: "search") { database in try await TestDatabase.inRolledBackTransaction(on: database, timeout: "300s", defaultJIT: true) { connection in
             let author = try connection.query("INSERT INTO accounts (display_name) VALUES ('search-plan') RETURNING id")[0].decode(Int.self, "id")
-            // The posts' ids are their own block, a billion above the sequence: the windows start at the newest post,
-            // and other suites commit posts while this one runs (SearchTests moves the sequence millions ahead), which
-            // would otherwise put empty windows above these posts.
+            // The posts' ids are a block of their own, a billion above the sequence (the windows start at the newest post).
             let base = try connection.query("SELECT last_value + 1000000000 AS base FROM posts_id_seq")[0].decode(Int.self, "base")
             // Every tenth post holds 붕어빵 (a common term), every 8,000th 을밀대 (a rare one); each holds filler words.
             try connection.execute(
@@ -46,7 +44,7 @@ struct SearchPlanTests {
                 SELECT id, E'\\n' || body FROM posts WHERE author_id = \(author)
                 """
             )
-            try connection.simpleQuery("ANALYZE posts; ANALYZE post_search")
+            try TestDatabase.analyzeEveryRow(["posts", "post_search"], on: connection)
             let readers: [(String, Viewer)] = [
                 ("anonymous", .anonymous), ("member", Viewer(accountID: author, isModerator: false)), ("moderator", Viewer(accountID: author, isModerator: true)),
             ]
@@ -91,7 +89,7 @@ struct SearchPlanTests {
                 if plan.contains("JIT") || plan.contains("Seq Scan on post") { failures.append("ranked, \(condition.sql):\n\(plan)") }
             }
             return failures
-        }
+        } }
         #expect(failures.isEmpty, "\(failures.count) plans:\n\(failures.joined(separator: "\n\n"))")
     }
 }

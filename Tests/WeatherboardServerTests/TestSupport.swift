@@ -33,40 +33,22 @@ enum TestDatabase {
         _ = try await RegionCatalog.load(file: RegionCatalog.file(inMigrationsDirectory: sqlDirectory), on: pool, logger: testLogger)
     }
 
-    /// The advisory lock the plan tests take turns with ("planlock" in ASCII).
-    static let planLock = 0x706c_616e_6c6f_636b
-
     static func pool(size: Int = 2) -> PostgresPool {
         PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: size))
     }
 
-    /// Runs `body` on one connection of the migrated database inside a transaction that is always rolled back, so
-    /// other suites never see its rows. Plan tests load large tables there: the statement limit is `timeout`, and with
-    /// `defaultJIT` the session goes back to PostgreSQL's own JIT settings (the server's sessions turn JIT off; a plan
-    /// must stay clear of JIT without that).
-    ///
-    /// The plan tests take turns (`planLock`): one's tens of thousands of uncommitted rows would be index entries
-    /// another's scans step over. With `vacuumFirst`, the dead entries of earlier rolled-back loads are cleared
-    /// before this one's (a test that counts the buffers a scan touches).
+    /// Runs `body` on one connection of the database at `url` (a plan suite's own copy, `isolated(named:)`) inside a
+    /// transaction that is always rolled back. Plan tests load large tables there: the statement limit is `timeout`,
+    /// and with `defaultJIT` the session goes back to PostgreSQL's own JIT settings (the server's sessions turn JIT
+    /// off; a plan must stay clear of JIT without that).
     static func inRolledBackTransaction<T: Sendable>(
-        timeout: String, defaultJIT: Bool = false, vacuumFirst: Bool = false, _ body: @escaping @Sendable (PostgresConnection) throws -> T
+        on url: String, timeout: String, defaultJIT: Bool = false, _ body: @escaping @Sendable (PostgresConnection) throws -> T
     ) async throws -> T {
-        try await migrated.value
-        let pool = pool(size: 1)
+        let pool = PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: 1))
         defer { pool.shutdown() }
         return try await pool.withConnection { connection in
-            // The turn waits as long as the other plan tests take (this pool is this call's own: the session's settings
-            // end with it); `timeout` bounds this test's own statements.
-            try connection.simpleQuery("SET statement_timeout = 0; SET lock_timeout = 0")
-            if vacuumFirst {
-                try connection.simpleQuery("SELECT pg_advisory_lock(\(planLock))")
-                try connection.simpleQuery("SET statement_timeout = '\(timeout)'")
-                try connection.simpleQuery("VACUUM posts")
-            }
-            defer { if vacuumFirst { try? connection.simpleQuery("SELECT pg_advisory_unlock(\(planLock))") } }
             try connection.simpleQuery("BEGIN")
             defer { try? connection.simpleQuery("ROLLBACK") }
-            if !vacuumFirst { try connection.simpleQuery("SELECT pg_advisory_xact_lock(\(planLock))") }
             try connection.simpleQuery("SET LOCAL statement_timeout = '\(timeout)'")
             if defaultJIT {
                 try connection.simpleQuery("SET LOCAL jit = on; SET LOCAL jit_above_cost = 100000; SET LOCAL jit_inline_above_cost = 500000")
@@ -211,16 +193,24 @@ struct GatedTransaction: Sendable {
     let gate: Int64
     let gatePool: PostgresPool
     let transactionPool: PostgresPool
+    /// The transaction's backend: what a waiter of this race waits behind.
+    let backendPID: Int
     let committed: Task<Void, any Error>
+
+    /// The application name of the gated transaction's sessions, in `pg_stat_activity`.
+    static let applicationName = "weatherboard-test-gate"
 
     /// Runs `statements` in a transaction that then waits for the gate; returns once they have run, so their locks
     /// are held. The transaction has connections of its own; `database` (the server's pool) is not used.
     static func start(_ statements: [SQLQuery], on database: PostgresPool) async throws -> GatedTransaction {
         let gate = Int64.random(in: 1...Int64.max)
+        let conninfo = TestDatabase.withApplicationName(applicationName, TestDatabase.url)
         // No statement timeout: the gated transaction waits as long as the test takes to open the gate.
-        let gatePool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1, statementTimeoutMilliseconds: 0))
-        let transactionPool = PostgresPool(configuration: PostgresConfiguration(conninfo: TestDatabase.url, poolSize: 1, statementTimeoutMilliseconds: 0))
+        let gatePool = PostgresPool(configuration: PostgresConfiguration(conninfo: conninfo, poolSize: 1, statementTimeoutMilliseconds: 0))
+        let transactionPool = PostgresPool(configuration: PostgresConfiguration(conninfo: conninfo, poolSize: 1, statementTimeoutMilliseconds: 0))
         try await gatePool.withConnection { _ = try $0.query("SELECT pg_advisory_lock(\(gate))") }
+        // The pool's one session runs the transaction below.
+        let backendPID = try await transactionPool.withConnection { try $0.query("SELECT pg_backend_pid() AS pid")[0].decode(Int.self, "pid") }
         // Signalled once the statements have run (their locks are held) and the transaction goes to its gate.
         let locked = Arrivals()
         let committed = Task {
@@ -230,7 +220,7 @@ struct GatedTransaction: Sendable {
                 _ = try connection.query("SELECT pg_advisory_xact_lock(\(raw: String(gate))) AS gate")
             }
         }
-        let gated = GatedTransaction(gate: gate, gatePool: gatePool, transactionPool: transactionPool, committed: committed)
+        let gated = GatedTransaction(gate: gate, gatePool: gatePool, transactionPool: transactionPool, backendPID: backendPID, committed: committed)
         guard await locked.wait(for: 1) else {
             try await gated.open()
             throw TestFailure("the gated transaction never ran its statements")
@@ -271,15 +261,17 @@ extension PostgresPool {
     }
 }
 
-/// True once some backend whose statement matches `pattern` (SQL `LIKE`) waits on a lock; false after 30 s (a
-/// test may fail, never hang). `database` is the pool the waiting statement runs on; the wait takes a connection
-/// of its own, so it never holds one the server needs.
+/// True once a backend of the test database whose statement matches `pattern` (SQL `LIKE`) waits on a lock that
+/// `gate`'s transaction holds; false after 30 s (a test may fail, never hang). Only the race this test staged counts:
+/// another suite's statement of the same text, waiting on another suite's lock, never does. The wait takes a
+/// connection of its own, so it never holds one the server needs.
 ///
 /// PostgreSQL announces no lock wait: the one place to see it is `pg_stat_activity`. So a single statement waits
 /// for it inside PostgreSQL, reading that view afresh every `lockWaiterProbeMilliseconds` (`pg_sleep` in between)
 /// until a waiter shows up; the test's task stays suspended on that statement, neither spinning nor sleeping.
-func waitForLockWaiter(_ pattern: String, on database: PostgresPool) async throws -> Bool {
-    let probe = PostgresPool(configuration: PostgresConfiguration(conninfo: database.configuration.conninfo, poolSize: 1, statementTimeoutMilliseconds: 0))
+func waitForLockWaiter(_ pattern: String, behind gate: GatedTransaction) async throws -> Bool {
+    let conninfo = TestDatabase.withApplicationName("weatherboard-test-probe", TestDatabase.url)
+    let probe = PostgresPool(configuration: PostgresConfiguration(conninfo: conninfo, poolSize: 1, statementTimeoutMilliseconds: 0))
     defer { probe.shutdown() }
     let literal = "'" + pattern.replacingOccurrences(of: "'", with: "''") + "'"
     let rounds = 30_000 / lockWaiterProbeMilliseconds
@@ -291,7 +283,11 @@ func waitForLockWaiter(_ pattern: String, on database: PostgresPool) async throw
                 DO $wait$ BEGIN
                   FOR round IN 1..\(raw: String(rounds)) LOOP
                     PERFORM pg_stat_clear_snapshot();
-                    IF EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE \(raw: literal)) THEN RETURN; END IF;
+                    IF EXISTS (
+                      SELECT 1 FROM pg_stat_activity
+                      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE \(raw: literal)
+                        AND \(raw: String(gate.backendPID)) = ANY (pg_blocking_pids(pid))
+                    ) THEN RETURN; END IF;
                     PERFORM pg_sleep(\(raw: String(seconds)));
                   END LOOP;
                   RAISE EXCEPTION 'no lock waiter';

@@ -144,9 +144,13 @@ import Weather
                 #expect(fake.callCount == 5)
                 #expect(rig.events.count(.upstreamFailure(regionID: jeju)) == 1)
 
-                // Slow but within the timeout: fine.
-                fake.mode = .slow(300)
-                let slow = try await server.json("GET", "/v1/regions/\(busan)/weather")
+                // Slow but within the timeout: fine. The answer waits until the request has reached the provider.
+                let answer = Gate(), arrived = Arrivals()
+                fake.mode = .held(answer, arrived: arrived)
+                let waiting = Task { try await server.json("GET", "/v1/regions/\(busan)/weather") }
+                #expect(await arrived.wait(for: 1))
+                answer.open()
+                let slow = try await waiting.value
                 #expect(slow.status == 200)
                 #expect(slow.object["stale"] as? Bool == false)
             }
