@@ -39,7 +39,7 @@ public struct Visibility: Sendable, Hashable {
         }
     }
 
-    public static let anonymous = Visibility(.anonymous)
+    public static let anonymous = Visibility(Reader.anonymous)
 
     public var accountID: Int? {
         switch reader {
