@@ -10,7 +10,7 @@ extension PostgresModerationStore {
     public func reportReply(
         replyID: Int, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy, admission: Admission
     ) async throws -> (Report, created: Bool) {
-        try await database.transaction { connection in
+        try await database.fencedTransaction(reads) { connection, fence in
             let locked = try connection.query("SELECT status FROM replies WHERE id = \(replyID) AND deleted_at IS NULL FOR UPDATE")
             guard let status = try locked.first?.decode(String.self, "status") else { throw BoardError.notFound("reply") }
             let earlier = try connection.query(
@@ -37,6 +37,7 @@ extension PostgresModerationStore {
                 )[0].decode(Int.self, "n")
                 if trusted >= policy.hideThreshold {
                     try connection.execute("UPDATE replies SET status = 'hidden', hidden_reason = 'reports' WHERE id = \(replyID) AND status = 'visible'")
+                    fence.fence()
                 }
             }
             return (report, true)
@@ -45,7 +46,7 @@ extension PostgresModerationStore {
 
     /// A moderator's decision on a reply, as on a post (`decide(_:action:…)`), in one transaction.
     public func decide(replyID: Int, action: ModerationAction, moderatorID: Int, note: String?) async throws -> (Reply, resolved: Int) {
-        try await database.transaction { connection in
+        try await database.fencedTransaction(reads) { connection in
             let resolved = try Self.decide(.reply(replyID), action: action, moderatorID: moderatorID, note: note, on: connection)
             return (try PostgresReplyStore.replies(connection.query(PostgresReplyStore.byID(replyID)))[0], resolved)
         }

@@ -4,9 +4,12 @@ import Foundation
 /// Reports, decisions, bans, the log and blocked terms in PostgreSQL.
 public struct PostgresModerationStore: ModerationStore {
     let database: PostgresPool
+    /// Whose read fence a decision or an auto-hide raises (`ReadFence`); nil without standbys.
+    let reads: ReplicaRouter?
 
-    public init(database: PostgresPool) {
+    public init(database: PostgresPool, reads: ReplicaRouter? = nil) {
         self.database = database
+        self.reads = reads
     }
 
     static let reportColumns = "r.id, r.post_id, r.reply_id, r.reporter_id, r.reason, r.note, r.reported_title, r.reported_body, r.status, r.created_at"
@@ -29,7 +32,7 @@ public struct PostgresModerationStore: ModerationStore {
     public func report(
         postID: Int, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy, admission: Admission
     ) async throws -> (Report, created: Bool) {
-        try await database.transaction { connection in
+        try await database.fencedTransaction(reads) { connection, fence in
             // Lock the post: concurrent reports on one post are counted one after another.
             let posts = try connection.query("SELECT status FROM posts WHERE id = \(postID) AND deleted_at IS NULL FOR UPDATE")
             guard let status = try posts.first?.decode(String.self, "status") else { throw BoardError.notFound("post") }
@@ -61,6 +64,7 @@ public struct PostgresModerationStore: ModerationStore {
                     )[0].decode(Int.self, "n")
                     if trusted >= policy.hideThreshold {
                         try connection.execute("UPDATE posts SET status = 'hidden', hidden_reason = 'reports' WHERE id = \(postID) AND status = 'visible'")
+                        fence.fence()
                     }
                 }
                 return (report, true)
@@ -183,7 +187,7 @@ public struct PostgresModerationStore: ModerationStore {
     }
 
     public func decide(postID: Int, action: ModerationAction, moderatorID: Int, note: String?) async throws -> (Post, resolved: Int) {
-        try await database.transaction { connection in
+        try await database.fencedTransaction(reads) { connection in
             let resolved = try Self.decide(.post(postID), action: action, moderatorID: moderatorID, note: note, on: connection)
             let post = try PostgresPostStore.posts(connection.query(PostgresPostStore.byID(postID, viewer: moderatorID)))[0]
             return (post, resolved)
