@@ -94,6 +94,43 @@ extension TestServer {
     }
 }
 
+extension TestServer {
+    /// One anonymous read of a post: its status, and the target that served it (the one `db_reads_total` moved by one;
+    /// nil when none or several moved).
+    func anonymousRead(post id: String) async throws -> (status: Int, target: String?) {
+        let before = try await readsByTarget()
+        let status = try await request("GET", "/v1/posts/\(id)").status
+        let after = try await readsByTarget()
+        let moved = after.filter { $0.value != before[$0.key, default: 0] }
+        guard moved.count == 1, let (target, count) = moved.first, count - before[target, default: 0] == 1 else { return (status, nil) }
+        return (status, target)
+    }
+
+    /// Waits (bounded) until an anonymous read of the post is served by the standby, and shows it.
+    func waitForStandbyRead(post id: String, _ timeout: Duration = .seconds(30)) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            let read = try await anonymousRead(post: id)
+            if read.status == 200, let target = read.target, target != "primary" { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestFailure("post \(id) was not read from the standby within \(timeout)")
+    }
+}
+
+extension ReplicaCluster {
+    /// Terminates every live board listener's session on the primary (`LISTEN` in this suite's database): each
+    /// instance's pump hears nothing until its listener has reconnected. Returns how many were terminated.
+    static func terminateListeners() async throws -> Int {
+        let count = try await run(
+            "psql", "primary", "-Atc",
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '\(database)' AND query = 'LISTEN weatherboard_stream'"
+        )
+        return Int(count) ?? -1
+    }
+}
+
 /// CONTRACT §12 against two real clusters (a primary and a hot standby on loopback) and two server instances.
 /// Serialized: the tests stop, delay and promote the one standby they share.
 @Suite("Past one machine: standbys and failover", .serialized, .enabled(if: ReplicaCluster.enabled))
@@ -197,6 +234,44 @@ struct ReplicationTests {
             let refused = try await b.json("POST", "/v1/posts", token: target.token, ["weatherType": "rain", "category": "food", "body": "banned", "regionId": "1835848"])
             #expect(refused.status == 403)
             #expect(refused.errorCode == "account_banned")
+        }
+    }
+
+    @Test("with every instance's live board listener terminated and the standby a second behind, a moderator's removal and an author's deletion answer 404 to the next anonymous read on both instances, served by the primary")
+    func fenceWithoutTheStream() async throws {
+        try await ReplicaCluster.run("delay", "0")
+        defer { Task { try? await ReplicaCluster.run("delay", "0") } }
+        try await ReplicaCluster.withTwoServers(maxLagMilliseconds: 5000) { a, b in
+            let author = try await a.anonymousAccount()
+            let moderator = try await a.anonymousAccount()
+            try await a.grantRole("moderator", to: moderator)
+            let removed = try #require(try await a.createPost(author, body: "모더레이터가 지울 글")["id"] as? String)
+            let deleted = try #require(try await a.createPost(author, body: "글쓴이가 지울 글")["id"] as? String)
+            // Both posts are on the standby, and each instance reads them there.
+            for server in [a, b] {
+                for id in [removed, deleted] { try await server.waitForStandbyRead(post: id) }
+            }
+            // From now on the standby applies every commit a second late.
+            try await ReplicaCluster.run("delay", "1000")
+            for server in [a, b] {
+                let stale = try await server.anonymousRead(post: removed)
+                #expect(stale.status == 200 && stale.target != nil && stale.target != "primary", "before the removal: \(stale)")
+            }
+
+            #expect(try await ReplicaCluster.terminateListeners() >= 2)
+            let decision = try await a.json("POST", "/v1/moderation/posts/\(removed)/decision", token: moderator.token, ["action": "remove"])
+            #expect(decision.status == 200, "\(decision.text)")
+            for (name, server) in [("a", a), ("b", b)] {
+                let read = try await server.anonymousRead(post: removed)
+                #expect(read.status == 404 && read.target == "primary", "removed post read on \(name): \(read)")
+            }
+
+            #expect(try await ReplicaCluster.terminateListeners() >= 2)
+            #expect(try await b.json("DELETE", "/v1/posts/\(deleted)", token: author.token).status == 204)
+            for (name, server) in [("b", b), ("a", a)] {
+                let read = try await server.anonymousRead(post: deleted)
+                #expect(read.status == 404 && read.target == "primary", "deleted post read on \(name): \(read)")
+            }
         }
     }
 
