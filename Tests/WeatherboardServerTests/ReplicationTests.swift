@@ -120,14 +120,18 @@ extension TestServer {
 }
 
 extension ReplicaCluster {
-    /// Terminates every live board listener's session on the primary (`LISTEN` in this suite's database): each
-    /// instance's pump hears nothing until its listener has reconnected. Returns how many were terminated.
-    static func terminateListeners() async throws -> Int {
-        let count = try await run(
-            "psql", "primary", "-Atc",
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '\(database)' AND query = 'LISTEN weatherboard_stream'"
-        )
-        return Int(count) ?? -1
+    /// Terminates every live board listener's session on the primary (`LISTEN` in this suite's database), once
+    /// `count` of them listen: each instance's pump hears nothing until its listener has reconnected. Returns how many
+    /// were terminated.
+    static func terminateListeners(count: Int) async throws -> Int {
+        let listening = "FROM pg_stat_activity WHERE datname = '\(database)' AND query = 'LISTEN weatherboard_stream'"
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(30)
+        while try await Int(run("psql", "primary", "-Atc", "SELECT count(*) \(listening)")) ?? 0 < count {
+            guard clock.now < deadline else { throw TestFailure("fewer than \(count) listeners within 30 s") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return Int(try await run("psql", "primary", "-Atc", "SELECT count(pg_terminate_backend(pid)) \(listening)")) ?? -1
     }
 }
 
@@ -258,7 +262,7 @@ struct ReplicationTests {
                 #expect(stale.status == 200 && stale.target != nil && stale.target != "primary", "before the removal: \(stale)")
             }
 
-            #expect(try await ReplicaCluster.terminateListeners() >= 2)
+            #expect(try await ReplicaCluster.terminateListeners(count: 2) >= 2)
             let decision = try await a.json("POST", "/v1/moderation/posts/\(removed)/decision", token: moderator.token, ["action": "remove"])
             #expect(decision.status == 200, "\(decision.text)")
             for (name, server) in [("a", a), ("b", b)] {
@@ -266,7 +270,7 @@ struct ReplicationTests {
                 #expect(read.status == 404 && read.target == "primary", "removed post read on \(name): \(read)")
             }
 
-            #expect(try await ReplicaCluster.terminateListeners() >= 2)
+            #expect(try await ReplicaCluster.terminateListeners(count: 2) >= 2)
             #expect(try await b.json("DELETE", "/v1/posts/\(deleted)", token: author.token).status == 204)
             for (name, server) in [("b", b), ("a", a)] {
                 let read = try await server.anonymousRead(post: deleted)
@@ -356,6 +360,44 @@ struct ReplicaConfigurationTests {
         #expect(hosts.allSatisfy { $0.1.contains("sslmode='require'") && $0.1.contains("password='p\\'q'") && $0.1.contains("dbname='weather'") })
         #expect(try ReplicaRouter.splitHosts("postgresql://u@a,b:6000/db").map(\.0) == ["a:5432", "b:6000"])
         #expect(throws: PostgresError.self) { try ReplicaRouter.splitHosts("host=a,b port=1,2,3 dbname=x") }
+    }
+
+    @Test("reads by policy, with the test database standing in for a standby that has replayed everything: .primary goes to the primary, a standby read waits for a first sample of the primary, a fenced write moves this router's reads to the primary at once, and a fence another instance stored does at the next sample")
+    func routingByPolicy() async throws {
+        try await TestDatabase.migrated.value
+        let primary = TestDatabase.pool()
+        defer { primary.shutdown() }
+        let router = try ReplicaRouter(primary: primary, readConninfo: TestDatabase.url, configuration: primary.configuration, maxLagMilliseconds: 500, logger: testLogger)
+        defer { router.shutdown() }
+        #expect(router.target(for: .anyStandby) == nil, "no sample of the primary yet")
+        await router.sample()
+        #expect(router.target(for: .anyStandby) == 0)
+        #expect(router.target(for: .standby(after: 1)) == 0)
+        #expect(router.target(for: .primary) == nil)
+        #expect(router.target(for: .standby(after: .max)) == nil)
+
+        // A write of this instance that fences: its reads go to the primary until a standby has replayed it.
+        let written = try await primary.fencedTransaction(router) { connection in
+            // With a transaction id, the COMMIT writes a commit record past this position.
+            try connection.query("SELECT pg_current_xact_id()::text AS xid, (pg_current_wal_insert_lsn() - '0/0')::bigint AS lsn")[0].decode(Int64.self, "lsn")
+        }
+        #expect(router.target(for: .anyStandby) == nil)
+        let stored = try await primary.query("SELECT lsn FROM read_fence")[0].decode(Int64.self, "lsn")
+        #expect(stored > written)
+        await router.sample()
+        #expect(router.target(for: .anyStandby) == 0, "the stand-in has replayed the fence")
+
+        // Another instance's fence, past anything the stand-in has: honoured from the next sample on.
+        let other = try ReplicaRouter(primary: primary, readConninfo: TestDatabase.url, configuration: primary.configuration, maxLagMilliseconds: 500, logger: testLogger)
+        defer { other.shutdown() }
+        await other.sample()
+        #expect(other.target(for: .anyStandby) == 0)
+        try await primary.execute("UPDATE read_fence SET lsn = lsn + \(Int64(1) << 40)")
+        await other.sample()
+        let fenced = other.target(for: .anyStandby)
+        try await primary.execute("UPDATE read_fence SET lsn = \(stored)")
+        #expect(fenced == nil)
+        #expect(other.target(for: .primary) == nil)
     }
 
     @Test("STREAM_* variables are read and checked")
