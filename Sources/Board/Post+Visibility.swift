@@ -1,9 +1,9 @@
 extension Post {
-    /// The status the author is shown. A post held by the term filter looks visible to its author, so a
-    /// spammer cannot probe the term list; moderators see the real status.
+    /// The post's state as `Visibility` reads it.
+    public var state: ContentState { ContentState(status: status, hiddenReason: hiddenReason, deleted: deleted) }
+
+    /// The status `viewer` is shown (`Visibility.status`).
     public func status(shownTo viewer: Viewer) -> PostStatus? {
-        if viewer.isModerator { return deleted ? .deleted : status }
-        guard viewer.accountID == authorID else { return nil }
-        return status == .hidden && hiddenReason == "filter" ? .visible : status
+        Visibility(viewer).status(state, authorID: authorID)
     }
 }

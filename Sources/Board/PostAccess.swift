@@ -1,12 +1,11 @@
-/// What decides who may see a post (`PostService.canSee`): its author, its status, and whether it is deleted.
+/// A post's row as `Visibility` decides on it, without the author, region and images a read joins (the calls that only
+/// act on a post: helpful marks, replies).
 public struct PostAccess: Sendable, Equatable {
     public var authorID: Int
-    public var status: PostStatus
-    public var deleted: Bool
+    public var state: ContentState
 
-    public init(authorID: Int, status: PostStatus, deleted: Bool) {
+    public init(authorID: Int, state: ContentState) {
         self.authorID = authorID
-        self.status = status
-        self.deleted = deleted
+        self.state = state
     }
 }

@@ -115,29 +115,16 @@ public struct PostService: Sendable {
 
     /// One post, or `notFound` when the viewer may not see it.
     public func post(id: Int, viewer: Viewer) async throws -> Post {
-        guard let post = try await store.read(id: id, viewer: viewer), Self.canSee(post, viewer: viewer) else {
+        guard let post = try await store.read(id: id, viewer: viewer), Visibility(viewer).shows(post.state, authorID: post.authorID) else {
             throw BoardError.notFound("post")
         }
         return post
     }
 
-    static func canSee(_ post: Post, viewer: Viewer) -> Bool {
-        canSee(authorID: post.authorID, status: post.status, deleted: post.deleted, viewer: viewer)
-    }
-
-    static func canSee(authorID: Int, status: PostStatus, deleted: Bool, viewer: Viewer) -> Bool {
-        if viewer.isModerator { return true }
-        if deleted { return false }
-        if status == .visible { return true }
-        return authorID == viewer.accountID
-    }
-
-    /// Refuses a post `viewer` may not see, for the calls that only act on it (helpful marks), from the post's own
-    /// row (`PostAccess`), without the author, region and images a read joins. `notFound` as `post(id:viewer:)`.
+    /// Refuses a post `viewer` may not see, for the calls that only act on it (helpful marks, replies), from the post's
+    /// own row. `notFound` as `post(id:viewer:)`.
     static func requireVisible(_ access: PostAccess, viewer: Viewer) throws {
-        guard canSee(authorID: access.authorID, status: access.status, deleted: access.deleted, viewer: viewer) else {
-            throw BoardError.notFound("post")
-        }
+        guard Visibility(viewer).shows(access.state, authorID: access.authorID) else { throw BoardError.notFound("post") }
     }
 
     public func list(_ query: PostQuery, viewer: Viewer) async throws -> PostPage {
@@ -214,7 +201,7 @@ public struct PostService: Sendable {
         let newAlts: [String]? = if let ids = patch.mediaIDs { try await media?.altTexts(ids, ownerID: identity.accountID) ?? [] } else { nil }
         // Media left off a new list is only marked by the store (the sync and the purger deal with its files).
         let (post, _) = try await store.edit(id: id) { post in
-            guard !post.deleted, Self.canSee(post, viewer: viewer) else { throw BoardError.notFound("post") }
+            guard !post.deleted, Visibility(viewer).shows(post.state, authorID: post.authorID) else { throw BoardError.notFound("post") }
             guard post.authorID == identity.accountID else { throw BoardError.notOwner }
             // A bad value is reported before a stale If-Match: the request could never succeed as sent.
             let validated = try changes.get()
@@ -287,7 +274,7 @@ public struct PostService: Sendable {
             }
             return false
         }
-        guard Self.canSee(post, viewer: viewer) else { throw BoardError.notFound("post") }
+        guard Visibility(viewer).shows(post.state, authorID: post.authorID) else { throw BoardError.notFound("post") }
         guard viewer.isModerator else { throw BoardError.notOwner }
         guard !post.deleted, try await store.softDeleteLogged(id: id, by: identity.accountID) else { return false }
         if !post.media.isEmpty { await media?.syncVisibility(.post(id)) }

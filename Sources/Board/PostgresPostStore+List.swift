@@ -3,7 +3,7 @@ import Foundation
 import Vocabulary
 
 /// The list statements, composed of parts that each live in one place:
-/// - who may see what: `Branch` and `branches(for:)`, merged by `listQuery`;
+/// - who may see what: `Visibility.branches`, merged by `listQuery`;
 /// - the filters: `filters(_:walking:)`, with the walked column chosen by `walkColumn` / `rangeColumn`;
 /// - the blocks: `notBlocked`;
 /// - the order and its keyset cursor: `PostSort` (its key and keyset), placed after the filter shape's leading
@@ -96,11 +96,11 @@ extension PostgresPostStore {
     }
 
     /// The one statement behind `list` (the plan tests EXPLAIN it): one walk per part of the reader's view
-    /// (`Branch`, `branches(for:)`) and per `condition` (a `fit` group's bands: `fitGroupQuery`), each walking one
+    /// (`Visibility.branches`) and per `condition` (a `fit` group's bands: `fitGroupQuery`), each walking one
     /// index in the sort's order and reading a page (`SQLQuery.page`), merged by the sort's key. A single walk (an
     /// anonymous reader's, or a member's list of another author, of one condition) is the page itself.
     static func listQuery(_ query: PostQuery, viewer: Viewer, conditions: [SQLQuery] = [""]) -> SQLQuery {
-        let walks = Self.branches(for: viewer, author: query.authorID).flatMap { branch in conditions.map { (branch, $0) } }
+        let walks = Visibility(viewer).branches(author: query.authorID).flatMap { branch in conditions.map { (branch, $0) } }
         guard walks.count > 1 else {
             // One walk: an anonymous reader's, or a member's list of another author (whose blocks still apply).
             return (viewer.accountID.map { "WITH " + Self.blocked(by: $0) + " " } ?? "")
@@ -124,34 +124,16 @@ extension PostgresPostStore {
         return sql
     }
 
-    /// Who may see what (CONTRACT §4): the parts of a reader's list, each walked through its own indexes.
-    enum Branch: Equatable {
-        /// Visible, undeleted posts: everyone's (the public partial indexes of sql/0004 and 0021).
-        case visible
-        /// Every hidden and removed post: a moderator's (the unlisted partial indexes of sql/0017 and 0021).
-        case unlisted
-        /// One author's own hidden and removed posts (`posts_author_unlisted_idx`, and sql/0021's author indexes).
-        case ownUnlisted(Int)
-    }
-
-    /// Everyone reads the visible posts; a member adds their own unlisted ones, a moderator every unlisted one.
-    /// A member's list of another author (`authorId`) holds none of the member's own unlisted posts: no such branch.
-    static func branches(for viewer: Viewer, author: Int? = nil) -> [Branch] {
-        guard let me = viewer.accountID else { return [.visible] }
-        if viewer.isModerator { return [.visible, .unlisted] }
-        if let author, author != me { return [.visible] }
-        return [.visible, .ownUnlisted(me)]
-    }
-
     /// One branch: `head` (`SELECT … FROM posts p …`), the branch's rows, the filters, the reader's blocks (every
     /// branch but one's own posts, a moderator's included: CONTRACT §3) and the order its index yields.
     /// `condition` narrows the branch further (a `fit` walk's band). `blocks`: a signed-in reader's, whose blocks the
     /// statement reads as `blocked` (`blocked(by:)`).
-    static func branch(_ branch: Branch, _ query: PostQuery, head: String, blocks: Bool, condition: SQLQuery = "") -> SQLQuery {
+    static func branch(_ branch: Visibility.Branch, _ query: PostQuery, head: String, blocks: Bool, condition: SQLQuery = "") -> SQLQuery {
         var sql = SQLQuery(stringLiteral: head)
         switch branch {
         case .visible, .unlisted:
-            sql.append(branch == .visible ? " WHERE p.status = 'visible' AND p.deleted_at IS NULL" : " WHERE p.status <> 'visible' AND p.deleted_at IS NULL")
+            sql.append(" WHERE ")
+            sql.append(branch.condition("p"))
             // A `fit` walk's filters stay equalities, with its band (`PostgresPostStore+Fit.swift`).
             sql.append(Self.filters(query, walking: query.sort == .fit ? Self.fitRangeColumn(query) : Self.rangeColumn(query)))
             sql.append(condition)
@@ -161,7 +143,8 @@ extension PostgresPostStore {
             // One author's walk, through an index that leads with the author (the filters unindexed): planned through
             // the unlisted index of the filter shape, it read that shape's unlisted posts of every author to find one
             // author's few (3,000 rows for none in FitPlanTests).
-            sql.append(" WHERE p.author_id >= \(me) AND p.author_id <= \(me) AND p.status <> 'visible' AND p.deleted_at IS NULL" as SQLQuery)
+            sql.append(" WHERE p.author_id >= \(me) AND p.author_id <= \(me) AND " as SQLQuery)
+            sql.append(branch.condition("p"))
             sql.append(Self.filters(query, unindexed: true))
             sql.append(condition)
             sql.append(" ORDER BY p.author_id, \(query.sort.orderKey)")

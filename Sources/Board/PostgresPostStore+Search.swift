@@ -21,10 +21,8 @@ import Vocabulary
 /// Ranked orders (`top`, `hot`, `fit`) and a list of one author walk the list's own indexes (`listQuery`, `fitList`)
 /// with the search as one more condition: the ids of every match, when the windows find at most `candidateCap` of
 /// them (`p.id = ANY(…)`), else a check of each walked post's document (`documentCondition`) — a term that common
-/// fills a page within a few hundred posts of any walk. A moderator's search in the default order (no `authorId`)
-/// finds every status, deleted posts included ("moderators search every status"); in a ranked order or of one author
-/// it shows what the moderator's list shows (visible, hidden and removed posts): those walk the list's indexes, which
-/// hold no deleted post.
+/// fills a page within a few hundred posts of any walk. Every order finds what the reader's list shows
+/// (`Visibility.condition`).
 extension PostgresPostStore {
     /// The most matches a ranked search ranks by id (`p.id = ANY(…)`); past it, the walk checks each post.
     static let candidateCap = 500
@@ -94,7 +92,8 @@ extension PostgresPostStore {
             """ as SQLQuery
         )
         sql.append(Self.termConditions(search))
-        sql.append(Self.searchVisibility(viewer))
+        sql.append(" AND ")
+        sql.append(Visibility(viewer).condition("p"))
         var filters = query
         (filters.before, filters.after, filters.sort) = (nil, nil, .new)
         sql.append(Self.filters(filters))
@@ -144,14 +143,6 @@ extension PostgresPostStore {
         sql.append(Self.termConditions(search))
         sql.append(")")
         return sql
-    }
-
-    /// Who finds what (CONTRACT §10): everyone the visible posts, an author also their own hidden and removed ones, a
-    /// moderator every status.
-    static func searchVisibility(_ viewer: Viewer) -> SQLQuery {
-        if viewer.isModerator { return "" }
-        guard let me = viewer.accountID else { return " AND p.status = 'visible' AND p.deleted_at IS NULL" }
-        return " AND p.deleted_at IS NULL AND (p.status = 'visible' OR p.author_id = \(me))"
     }
 }
 

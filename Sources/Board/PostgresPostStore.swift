@@ -181,14 +181,24 @@ public struct PostgresPostStore: PostStore {
     /// Runs `check` on what decides who may see post `id` (`PostAccess`), inside the caller's transaction; `notFound`
     /// when there is no such post.
     static func checkAccess(_ id: Int, on connection: PostgresConnection, _ check: (PostAccess) throws -> Void) throws {
-        guard let row = try connection.query("SELECT author_id, status, deleted_at IS NOT NULL AS deleted FROM posts WHERE id = \(id)").first else {
+        guard let row = try connection.query("SELECT \(raw: Self.accessColumns) FROM posts WHERE id = \(id)").first else {
             throw BoardError.notFound("post")
         }
-        try check(PostAccess(
+        try check(Self.access(from: row))
+    }
+
+    /// The columns of `posts` that `access(from:)` decodes.
+    static let accessColumns = "author_id, status, hidden_reason, deleted_at IS NOT NULL AS deleted"
+
+    static func access(from row: PostgresRow) throws -> PostAccess {
+        PostAccess(
             authorID: try row.decode(Int.self, "author_id"),
-            status: try UnknownStoredValue.decode(PostStatus.self, row.decode(String.self, "status"), column: "posts.status"),
-            deleted: try row.decode(Bool.self, "deleted")
-        ))
+            state: ContentState(
+                status: try UnknownStoredValue.decode(PostStatus.self, row.decode(String.self, "status"), column: "posts.status"),
+                hiddenReason: try row.decode(String?.self, "hidden_reason"),
+                deleted: try row.decode(Bool.self, "deleted")
+            )
+        )
     }
 
     public func post(id: Int, viewer: Int?) async throws -> Post? {

@@ -28,10 +28,10 @@ public struct PostgresReplyStore: Sendable {
     static let select = """
         SELECT r.id, r.post_id, r.post_author_id, r.author_id, a.display_name AS author_name, r.body, r.status, r.hidden_reason,
                (r.deleted_at IS NOT NULL) AS deleted, r.created_at, r.updated_at, r.edited, r.version,
-               p.title AS post_title, (p.status = 'visible' AND p.deleted_at IS NULL) AS post_public
+               p.title AS post_title, p.status AS post_status, p.hidden_reason AS post_hidden_reason, (p.deleted_at IS NOT NULL) AS post_deleted
         FROM replies r
         CROSS JOIN LATERAL (SELECT display_name FROM accounts WHERE id = r.author_id OFFSET 0) a
-        CROSS JOIN LATERAL (SELECT title, status, deleted_at FROM posts WHERE id = r.post_id OFFSET 0) p
+        CROSS JOIN LATERAL (SELECT title, status, hidden_reason, deleted_at FROM posts WHERE id = r.post_id OFFSET 0) p
         """
 
     static func reply(from row: PostgresRow) throws -> Reply {
@@ -50,7 +50,11 @@ public struct PostgresReplyStore: Sendable {
             edited: try row.decode(Bool.self, at: 11),
             version: try row.decode(Int.self, at: 12),
             postTitle: try row.decode(String?.self, at: 13),
-            postPublic: try row.decode(Bool.self, at: 14)
+            postState: ContentState(
+                status: try UnknownStoredValue.decode(PostStatus.self, row.decode(String.self, at: 14), column: "posts.status"),
+                hiddenReason: try row.decode(String?.self, at: 15),
+                deleted: try row.decode(Bool.self, at: 16)
+            )
         )
     }
 
@@ -91,14 +95,11 @@ public struct PostgresReplyStore: Sendable {
                 throw BoardError.unauthenticated
             }
             guard let row = try connection.query(
-                "SELECT author_id, status, deleted_at IS NOT NULL AS deleted FROM posts WHERE id = \(postID) FOR NO KEY UPDATE"
+                "SELECT \(raw: PostgresPostStore.accessColumns) FROM posts WHERE id = \(postID) FOR NO KEY UPDATE"
             ).first else { throw BoardError.notFound("post") }
-            let postAuthorID = try row.decode(Int.self, "author_id")
-            try check(PostAccess(
-                authorID: postAuthorID,
-                status: try UnknownStoredValue.decode(PostStatus.self, row.decode(String.self, "status"), column: "posts.status"),
-                deleted: try row.decode(Bool.self, "deleted")
-            ))
+            let access = try PostgresPostStore.access(from: row)
+            let postAuthorID = access.authorID
+            try check(access)
             try admission.admit(on: connection)
             let id = try connection.query(
                 """
@@ -143,10 +144,10 @@ public struct PostgresReplyStore: Sendable {
     /// A page of a post's replies after `after`, oldest first, as `viewer` may see them (`list`).
     static func listQuery(postID: Int, after: Int?, limit: Int, viewer: Viewer) -> SQLQuery {
         var sql: SQLQuery = "\(raw: Self.select) WHERE r.post_id >= \(postID) AND r.post_id <= \(postID) AND r.id > \(after ?? 0)"
-        if !viewer.isModerator {
-            sql.append(" AND r.deleted_at IS NULL AND (r.status = 'visible' OR r.author_id = \(viewer.accountID ?? 0))" as SQLQuery)
-        }
-        if let me = viewer.accountID {
+        let visibility = Visibility(viewer)
+        sql.append(" AND ")
+        sql.append(visibility.condition("r"))
+        if let me = visibility.accountID {
             sql.append(" AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(me) AND b.blocked_id = r.author_id)" as SQLQuery)
         }
         // A range, not `=`, and the index's own order (post_id, id). A generic plan estimates `post_id = $1` from the
@@ -159,11 +160,12 @@ public struct PostgresReplyStore: Sendable {
     }
 
     /// The conditions of an inbox row: a visible reply by someone else (the partial index's predicate) on a post of
-    /// `me`'s that is shown to everyone (`p`, the reply's post), by an author `me` does not block. `me` as a range, for
+    /// `me`'s that acts as visible to `me` (`p`, the reply's post: `Visibility.treatedAsVisibleByAuthor`), by an author `me` does not block. `me` as a range, for
     /// the reason `listQuery` gives: an author with 100,000 replies must be walked in order, not collected and sorted.
     static func inboxConditions(_ me: Int) -> SQLQuery {
         var sql = inboxReplyConditions(me)
-        sql.append(" AND p.status = 'visible' AND p.deleted_at IS NULL")
+        sql.append(" AND ")
+        sql.append(Visibility.treatedAsVisibleByAuthor("p"))
         return sql
     }
 
@@ -212,9 +214,10 @@ public struct PostgresReplyStore: Sendable {
                 SELECT r.id FROM replies r WHERE\u{20}
             """
         sql.append(inboxReplyConditions(me))
-        sql.append(
-            " AND r.post_id NOT IN (SELECT id FROM posts WHERE author_id = \(me) AND (status <> 'visible' OR deleted_at IS NOT NULL))" as SQLQuery
-        )
+        // `posts_unshown_author_idx`'s predicate, then the rule: of those, the ones that do not act as visible to `me`.
+        sql.append(" AND r.post_id NOT IN (SELECT u.id FROM posts u WHERE u.author_id = \(me) AND (u.status <> 'visible' OR u.deleted_at IS NOT NULL) AND NOT " as SQLQuery)
+        sql.append(Visibility.treatedAsVisibleByAuthor("u"))
+        sql.append(")")
         sql.append(" ORDER BY r.post_author_id, r.id DESC LIMIT \(raw: String(Self.unreadCap + 1))) newest" as SQLQuery)
         return sql
     }

@@ -20,13 +20,13 @@ public struct Reply: Sendable, Equatable {
     public var version: Int
     /// Its post's title (the inbox shows it).
     public var postTitle: String?
-    /// Whether its post is shown to everyone (visible, not deleted): a reply is shown only while its post is.
-    public var postPublic: Bool
+    /// Its post's state: a reply is shown only where its post behaves as visible (`Visibility.showsReplies`).
+    public var postState: ContentState
 
     public init(
         id: Int, postID: Int, postAuthorID: Int, authorID: Int, authorDisplayName: String, body: String, status: PostStatus,
         hiddenReason: String? = nil, deleted: Bool = false, createdAt: Date, updatedAt: Date, edited: Bool = false, version: Int = 1,
-        postTitle: String? = nil, postPublic: Bool = true
+        postTitle: String? = nil, postState: ContentState = .visible
     ) {
         self.id = id
         self.postID = postID
@@ -42,22 +42,19 @@ public struct Reply: Sendable, Equatable {
         self.edited = edited
         self.version = version
         self.postTitle = postTitle
-        self.postPublic = postPublic
+        self.postState = postState
     }
 
-    /// Whether `viewer` may see this reply: moderators always; everyone else only while its post is shown to everyone
-    /// and the reply is not deleted, and then a reply that is not visible only to its author.
+    /// The reply's own state as `Visibility` reads it.
+    public var state: ContentState { ContentState(status: status, hiddenReason: hiddenReason, deleted: deleted) }
+
+    /// Whether `viewer` may see this reply read by its id (`Visibility.showsReply`).
     public func isShown(to viewer: Viewer) -> Bool {
-        if viewer.isModerator { return true }
-        guard postPublic, !deleted else { return false }
-        return status == .visible || authorID == viewer.accountID
+        Visibility(viewer).showsReply(state, authorID: authorID, post: postState, postAuthorID: postAuthorID)
     }
 
-    /// `status` as `viewer` is shown it (as for posts): moderators see every state, the author its own (a reply held by
-    /// the term filter looks visible to its author), anyone else nothing.
+    /// `status` as `viewer` is shown it (`Visibility.status`).
     public func status(shownTo viewer: Viewer) -> PostStatus? {
-        if viewer.isModerator { return deleted ? .deleted : status }
-        guard viewer.accountID == authorID else { return nil }
-        return status == .hidden && hiddenReason == "filter" ? .visible : status
+        Visibility(viewer).status(state, authorID: authorID)
     }
 }

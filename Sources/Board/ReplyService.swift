@@ -20,9 +20,9 @@ public struct ReplyService: Sendable {
 
     // MARK: Create
 
-    /// Replies to post `postID`: 404 for a post the caller can't see; 403 `forbidden` for one it can see that is not
-    /// shown to everyone (hidden, removed or deleted: its replies are out of view, so a new one would be too). Decided
-    /// on the post's locked row, so a reply never lands visible on a post removed meanwhile.
+    /// Replies to post `postID`: 404 for a post the caller can't see; 403 `forbidden` for one it can see that does not
+    /// behave as visible to it (hidden, removed: its replies are out of view, so a new one would be too). Decided on the
+    /// post's locked row, so a reply never lands visible on a post removed meanwhile.
     public func create(postID: Int, body raw: String?, by identity: Identity, idempotencyKey: String?) async throws -> (Reply, replayed: Bool) {
         try identity.requireNotBanned()
         guard let raw else { throw BoardError.invalidField(field: "body", message: "is required") }
@@ -39,10 +39,11 @@ public struct ReplyService: Sendable {
         ) { access in try Self.requireOpen(access, viewer: viewer) }
     }
 
-    /// A post takes replies while it is shown to everyone.
+    /// A post takes replies where it behaves as visible to the replier (`Visibility.treatsAsVisible`: the author's own
+    /// held post does, so the hold cannot be probed).
     static func requireOpen(_ post: PostAccess, viewer: Viewer) throws {
         try PostService.requireVisible(post, viewer: viewer)
-        guard post.status == .visible, !post.deleted else {
+        guard Visibility(viewer).treatsAsVisible(post.state, authorID: post.authorID) else {
             throw BoardError.forbidden("this post is not shown to everyone, so it takes no replies")
         }
     }
@@ -50,11 +51,11 @@ public struct ReplyService: Sendable {
     // MARK: Read
 
     /// A page of post `postID`'s replies after `after`, oldest first. 404 for a post the caller can't see; a post that
-    /// is not shown to everyone has its replies out of view (an empty list), except for moderators.
+    /// does not behave as visible to the caller has its replies out of view (an empty list), except for moderators.
     public func list(postID: Int, after: Int?, limit: Int, viewer: Viewer) async throws -> (replies: [Reply], nextCursor: String?) {
         let rows = try await store.list(postID: postID, after: after, limit: limit + 1, viewer: viewer) { post in
             try PostService.requireVisible(post, viewer: viewer)
-            return viewer.isModerator || (post.status == .visible && !post.deleted)
+            return Visibility(viewer).showsReplies(of: post.state, authorID: post.authorID)
         }
         return Self.page(rows, limit: limit)
     }

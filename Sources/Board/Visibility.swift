@@ -127,6 +127,16 @@ public struct Visibility: Sendable, Hashable {
         }
     }
 
+    /// The rows of `alias` (posts or replies) that behave as visible to their own author (`treatsAsVisible`): visible, or
+    /// held by the term filter, and not deleted. The inbox is replies on the reader's own posts that do. NULL-free, so it
+    /// can be negated.
+    public static func treatedAsVisibleByAuthor(_ alias: String) -> SQLQuery {
+        """
+        (\(raw: alias).deleted_at IS NULL AND (\(raw: alias).status = 'visible' \
+        OR (\(raw: alias).status = 'hidden' AND \(raw: alias).hidden_reason IS NOT DISTINCT FROM 'filter')))
+        """
+    }
+
     /// The rows of `alias` (posts `p` or replies `r`: both have `status`, `author_id`, `deleted_at`) the reader sees at
     /// `place`, as a condition to AND into a statement.
     public func condition(_ alias: String, at place: Place = .list) -> SQLQuery {
