@@ -8,7 +8,7 @@
 ///
 /// Who honours it: the writing instance's router at once (`ReplicaRouter.raiseFence`); every instance's router reads the
 /// row at each sample of the primary (every 100 ms) and sends no read to a standby unless its last sample of the primary
-/// began within `ReplicaRouter.fenceHorizon`. So a read that begins `fenceHorizon` after the row's commit, on any
+/// began within its `fenceHorizon` (300 ms). So a read that begins `fenceHorizon` after the row's commit, on any
 /// instance, either is served by a standby that has replayed the write or goes to the primary. The writing instance
 /// answers its client only after that horizon (`fencedTransaction`): once a client has its answer, no reader anywhere
 /// sees the old state. Nothing of this needs the live board's listener or pump.
@@ -45,7 +45,7 @@ extension PostgresPool {
 
     /// Runs `body` in a transaction; when it asked for a fence (`Request.fence`), publishes the read fence past the
     /// commit on the same connection (`ReadFence`), raises `router`'s at once, and returns only after
-    /// `ReplicaRouter.fenceHorizon`, by which every instance honours it. With no router (no standbys here) the fence is
+    /// the router's `fenceHorizon`, by which every instance honours it. With no router (no standbys here) the fence is
     /// still published, for the instances that have some, and nothing waits.
     public func fencedTransaction<T: Sendable>(
         _ router: ReplicaRouter?, _ body: @escaping @Sendable (PostgresConnection, ReadFence.Request) throws -> T
@@ -57,7 +57,7 @@ extension PostgresPool {
         }
         if let fence, let router {
             router.raiseFence(to: fence)
-            try? await Task.sleep(for: ReplicaRouter.fenceHorizon)
+            try? await Task.sleep(for: router.fenceHorizon)
         }
         return result
     }

@@ -36,8 +36,10 @@ public final class ReplicaRouter: Sendable {
 
     /// How old the last sample of the primary (and so of the read fence) may be for a read to go to a standby; a
     /// fencing write answers its client only this long after its fence committed (`PostgresPool.fencedTransaction`).
-    /// Three sampling intervals: a sample or two delayed by load sends reads to the primary, none goes stale.
-    public static let fenceHorizon: Duration = .milliseconds(300)
+    /// Three sampling intervals: a sample or two delayed by load sends reads to the primary, none goes stale. Every
+    /// instance of a deployment runs with the default; a test may widen it.
+    public static let defaultFenceHorizon: Duration = .milliseconds(300)
+    public let fenceHorizon: Duration
 
     public let primary: PostgresPool
     /// One connection to the primary for `monitor`'s samples.
@@ -62,8 +64,12 @@ public final class ReplicaRouter: Sendable {
     }
 
     /// `readConninfo`: a libpq URI or conninfo naming one or more standbys (comma-separated hosts).
-    public init(primary: PostgresPool, readConninfo: String, configuration: PostgresConfiguration, maxLagMilliseconds: Int, logger: Logger) throws {
+    public init(
+        primary: PostgresPool, readConninfo: String, configuration: PostgresConfiguration, maxLagMilliseconds: Int,
+        fenceHorizon: Duration = ReplicaRouter.defaultFenceHorizon, logger: Logger
+    ) throws {
         self.primary = primary
+        self.fenceHorizon = fenceHorizon
         var monitor = primary.configuration
         monitor.poolSize = 1
         monitor.maxWaitingJobs = 4
@@ -95,7 +101,7 @@ public final class ReplicaRouter: Sendable {
             case .anyStandby: after = 0
             case .standby(let position): after = position
             }
-            guard let sampled = state.fenceSampledAt, now - sampled <= Self.fenceHorizon else {
+            guard let sampled = state.fenceSampledAt, now - sampled <= fenceHorizon else {
                 state.primaryReads += 1
                 return nil
             }
@@ -135,6 +141,9 @@ public final class ReplicaRouter: Sendable {
     static func isStandbyFailure(_ error: PostgresError) -> Bool {
         error.isUnavailable || error.sqlState == "40001" || error.sqlState == "25006" || error.sqlState == "40P01"
     }
+
+    /// The WAL position every standby read must see.
+    public var fence: Int64 { state.withLock { $0.fence } }
 
     /// Every read from now on must see WAL position `lsn` (a change that takes effect at once for everyone): this
     /// instance's reads at once; other instances' through the stored fence (`ReadFence.publish`).
