@@ -25,9 +25,7 @@ public struct ModerationService: Sendable {
         let (reason, note) = try Self.reportInput(rawReason, rawNote, by: identity)
         // Only posts the reporter can see can be reported (404 otherwise, like reading them).
         // On the primary: a report is a write, and the post it names may be newer than a standby.
-        var viewer = Viewer(identity)
-        viewer.readsAfter = nil
-        let post = try await posts.post(id: postID, viewer: viewer)
+        let post = try await posts.post(id: postID, viewer: Viewer(identity, reads: .primary))
         guard post.authorID != identity.accountID else { throw BoardError.forbidden("you cannot report your own post") }
         // Only a new report is counted: a repeat answers the first one (200) without spending the allowance.
         let filed = try await store.report(
@@ -54,9 +52,7 @@ public struct ModerationService: Sendable {
         let (reason, note) = try Self.reportInput(rawReason, rawNote, by: identity)
         guard let replies else { throw BoardError.notFound("reply") }
         // On the primary, as for posts: a report is a write.
-        var viewer = Viewer(identity)
-        viewer.readsAfter = nil
-        let reply = try await replies.reply(id: replyID, viewer: viewer)
+        let reply = try await replies.reply(id: replyID, viewer: Viewer(identity, reads: .primary))
         guard reply.authorID != identity.accountID else { throw BoardError.forbidden("you cannot report your own reply") }
         return try await store.reportReply(
             replyID: replyID, reporterID: identity.accountID, reason: reason, note: note, policy: policy,

@@ -4,9 +4,12 @@ import Foundation
 /// Accounts, sessions and blocks in PostgreSQL.
 public struct PostgresAccountStore: AccountStore {
     let database: PostgresPool
+    /// Whose read fence an account's deletion raises (`ReadFence`); nil without standbys.
+    let reads: ReplicaRouter?
 
-    public init(database: PostgresPool) {
+    public init(database: PostgresPool, reads: ReplicaRouter? = nil) {
         self.database = database
+        self.reads = reads
     }
 
     /// The account columns every query selects, with the ban already checked against the clock.
@@ -134,9 +137,10 @@ public struct PostgresAccountStore: AccountStore {
     }
 
     public func delete(accountID: Int) async throws {
-        try await database.transaction { connection in
+        try await database.fencedTransaction(reads) { connection, fence in
             let locked = try connection.query("SELECT id FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL FOR UPDATE")
             guard !locked.isEmpty else { return }
+            fence.fence()
             // Its live posts too: a report on one (which locks the post) either commits before this goes on, and
             // the statements below (each with a fresh snapshot) see it and keep the post as evidence, or waits
             // and then finds the post deleted. Without this lock a report committed meanwhile was cascaded away.

@@ -8,14 +8,14 @@ extension PostgresModerationStore {
     public func reportReply(
         replyID: Int, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy, admission: Admission
     ) async throws -> (Report, created: Bool) {
-        try await database.transaction { connection in
-            try Self.file(.reply(replyID), reporterID: reporterID, reason: reason, note: note, policy: policy, admission: admission, on: connection)
+        try await database.fencedTransaction(reads) { connection, fence in
+            try Self.file(.reply(replyID), reporterID: reporterID, reason: reason, note: note, policy: policy, admission: admission, fence: fence, on: connection)
         }
     }
 
     /// A moderator's decision on a reply, as on a post (`decide(_:action:…)`), in one transaction.
     public func decide(replyID: Int, action: ModerationAction, moderatorID: Int, note: String?) async throws -> (Reply, resolved: Int) {
-        try await database.transaction { connection in
+        try await database.fencedTransaction(reads) { connection in
             let resolved = try Self.decide(.reply(replyID), action: action, moderatorID: moderatorID, note: note, on: connection)
             return (try PostgresReplyStore.replies(connection.query(PostgresReplyStore.byID(replyID)))[0], resolved)
         }

@@ -4,9 +4,12 @@ import Foundation
 /// Reports, decisions, bans, the log and blocked terms in PostgreSQL.
 public struct PostgresModerationStore: ModerationStore {
     let database: PostgresPool
+    /// Whose read fence a decision or an auto-hide raises (`ReadFence`); nil without standbys.
+    let reads: ReplicaRouter?
 
-    public init(database: PostgresPool) {
+    public init(database: PostgresPool, reads: ReplicaRouter? = nil) {
         self.database = database
+        self.reads = reads
     }
 
     static let reportColumns = "r.id, r.post_id, r.reply_id, r.reporter_id, r.reason, r.note, r.reported_title, r.reported_body, r.status, r.created_at"
@@ -29,8 +32,8 @@ public struct PostgresModerationStore: ModerationStore {
     public func report(
         postID: Int, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy, admission: Admission
     ) async throws -> (Report, created: Bool) {
-        try await database.transaction { connection in
-            try Self.file(.post(postID), reporterID: reporterID, reason: reason, note: note, policy: policy, admission: admission, on: connection)
+        try await database.fencedTransaction(reads) { connection, fence in
+            try Self.file(.post(postID), reporterID: reporterID, reason: reason, note: note, policy: policy, admission: admission, fence: fence, on: connection)
         }
     }
 
@@ -38,10 +41,10 @@ public struct PostgresModerationStore: ModerationStore {
     /// transaction. The target's row is locked first, so concurrent reports on it are counted one after another and the
     /// reporter's earlier report cannot appear behind this one's back: a repeat answers it and is not counted, a new one
     /// is charged to `admission` first (a refusal rolls everything back). When the trusted distinct reporters of its open
-    /// reports reach `policy.hideThreshold`, a visible target is hidden at once.
+    /// reports reach `policy.hideThreshold`, a visible target is hidden at once, and `fence` raised (CONTRACT §12).
     static func file(
         _ target: DecisionTarget, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy, admission: Admission,
-        on connection: PostgresConnection
+        fence: ReadFence.Request, on connection: PostgresConnection
     ) throws -> (Report, created: Bool) {
         let table = target.table, id = target.id
         let locked = try connection.query("SELECT status FROM \(raw: table) WHERE id = \(id) AND deleted_at IS NULL FOR UPDATE")
@@ -77,6 +80,7 @@ public struct PostgresModerationStore: ModerationStore {
         trusted.append(target.reports)
         if try connection.query(trusted)[0].decode(Int.self, "n") >= policy.hideThreshold {
             try connection.execute("UPDATE \(raw: table) SET status = 'hidden', hidden_reason = 'reports' WHERE id = \(id) AND status = 'visible'")
+            fence.fence()
         }
         return (report, true)
     }
@@ -192,7 +196,7 @@ public struct PostgresModerationStore: ModerationStore {
     }
 
     public func decide(postID: Int, action: ModerationAction, moderatorID: Int, note: String?) async throws -> (Post, resolved: Int) {
-        try await database.transaction { connection in
+        try await database.fencedTransaction(reads) { connection in
             let resolved = try Self.decide(.post(postID), action: action, moderatorID: moderatorID, note: note, on: connection)
             let post = try PostgresPostStore.posts(connection.query(PostgresPostStore.byID(postID, viewer: moderatorID)))[0]
             return (post, resolved)

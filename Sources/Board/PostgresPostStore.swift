@@ -16,7 +16,7 @@ public struct PostgresPostStore: PostStore {
     /// Runs `body` with a store on the pool `viewer`'s reads go to (`ReplicaRouter`), or on this one.
     func routed<T: Sendable>(_ viewer: Viewer, _ body: (PostgresPostStore) async throws -> T) async throws -> T {
         guard let reads else { return try await body(self) }
-        return try await reads.read(after: viewer.readsAfter) { pool in try await body(PostgresPostStore(database: pool)) }
+        return try await reads.read(viewer.reads) { pool in try await body(PostgresPostStore(database: pool)) }
     }
 
     /// A post with its author's name and its region. The author is a LATERAL lookup behind `OFFSET 0`, which the
@@ -210,7 +210,7 @@ public struct PostgresPostStore: PostStore {
     }
 
     public func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> (Post, removedMedia: [String]) {
-        try await database.transaction { connection in
+        try await database.fencedTransaction(reads) { connection, fence in
             // The row lock serializes edits of this post: a second edit waits here until the first commits,
             // then reads (READ COMMITTED: a fresh snapshot per statement) and merges with its result.
             guard let current = try Self.posts(connection.query(Self.withMedia("\(raw: Self.select) WHERE p.id = \(id) FOR UPDATE OF p"))).first else {
@@ -238,6 +238,7 @@ public struct PostgresPostStore: PostStore {
             let removed = try edit.mediaIDs.map { try MediaRecords.attach($0, to: id, ownerID: current.authorID, on: connection) } ?? []
             if edit.status == .hidden {
                 try Self.queueForFilter(postID: id, connection: connection)
+                fence.fence()
             }
             return (try Self.posts(connection.query(Self.byID(id)))[0], removed)
         }
@@ -254,7 +255,9 @@ public struct PostgresPostStore: PostStore {
     }
 
     public func softDelete(id: Int, by accountID: Int) async throws {
-        try await database.execute("UPDATE posts SET deleted_at = now(), deleted_by = \(accountID) WHERE id = \(id) AND deleted_at IS NULL")
+        try await database.fencedTransaction(reads) { connection, fence in
+            if try connection.execute("UPDATE posts SET deleted_at = now(), deleted_by = \(accountID) WHERE id = \(id) AND deleted_at IS NULL") > 0 { fence.fence() }
+        }
     }
 
     public func revisions(postID: Int) async throws -> [PostRevision] {
@@ -269,17 +272,20 @@ public struct PostgresPostStore: PostStore {
     }
 
     public func softDeleteLogged(id: Int, by moderatorID: Int) async throws -> Bool {
-        let rows = try await database.query(
-            """
-            WITH deleted AS (
-                UPDATE posts SET deleted_at = now(), deleted_by = \(moderatorID) WHERE id = \(id) AND deleted_at IS NULL RETURNING id
-            )
-            INSERT INTO moderation_log (moderator_id, action, target_type, target_id)
-            SELECT \(moderatorID), \(ModerationLogAction.delete.rawValue), 'post', id::text FROM deleted
-            RETURNING id
-            """
-        )
-        return !rows.isEmpty
+        try await database.fencedTransaction(reads) { connection, fence in
+            let deleted = try !connection.query(
+                """
+                WITH deleted AS (
+                    UPDATE posts SET deleted_at = now(), deleted_by = \(moderatorID) WHERE id = \(id) AND deleted_at IS NULL RETURNING id
+                )
+                INSERT INTO moderation_log (moderator_id, action, target_type, target_id)
+                SELECT \(moderatorID), \(ModerationLogAction.delete.rawValue), 'post', id::text FROM deleted
+                RETURNING id
+                """
+            ).isEmpty
+            if deleted { fence.fence() }
+            return deleted
+        }
     }
 }
 

@@ -17,7 +17,7 @@ public struct PostgresReplyStore: Sendable {
     /// Runs `body` on the pool `viewer`'s reads go to (`ReplicaRouter`), or on the primary.
     func routed<T: Sendable>(_ viewer: Viewer, _ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
         guard let reads else { return try await database.withConnection(body) }
-        return try await reads.read(after: viewer.readsAfter) { pool in try await pool.withConnection(body) }
+        return try await reads.read(viewer.reads) { pool in try await pool.withConnection(body) }
     }
 
     /// Replies with their author's name and their post's title and state. The author and the post are LATERAL
@@ -248,7 +248,7 @@ public struct PostgresReplyStore: Sendable {
     /// now and returns the new body and whether the term filter holds it, or nil when nothing changes. A write keeps
     /// the replaced version as one revision and bumps `version`. Returns the reply after.
     public func edit(id: Int, _ decide: @escaping @Sendable (Reply) throws -> (body: String, held: Bool)?) async throws -> Reply {
-        try await database.transaction { connection in
+        try await database.fencedTransaction(reads) { connection, fence in
             guard let current = try Self.replies(connection.query("\(raw: Self.select) WHERE r.id = \(id) FOR UPDATE OF r")).first else {
                 throw BoardError.notFound("reply")
             }
@@ -265,27 +265,36 @@ public struct PostgresReplyStore: Sendable {
                 WHERE id = \(id)
                 """
             )
-            if hold { try Self.queueForFilter(replyID: id, on: connection) }
+            if hold {
+                try Self.queueForFilter(replyID: id, on: connection)
+                fence.fence()
+            }
             return try Self.replies(connection.query(Self.byID(id)))[0]
         }
     }
 
     public func softDelete(id: Int, by accountID: Int) async throws {
-        try await database.execute("UPDATE replies SET deleted_at = now(), deleted_by = \(accountID) WHERE id = \(id) AND deleted_at IS NULL")
+        try await database.fencedTransaction(reads) { connection, fence in
+            if try connection.execute("UPDATE replies SET deleted_at = now(), deleted_by = \(accountID) WHERE id = \(id) AND deleted_at IS NULL") > 0 { fence.fence() }
+        }
     }
 
     /// A moderator's delete of someone else's reply and its log entry, in one statement. False when already deleted.
     public func softDeleteLogged(id: Int, by moderatorID: Int) async throws -> Bool {
-        !(try await database.query(
-            """
-            WITH deleted AS (
-                UPDATE replies SET deleted_at = now(), deleted_by = \(moderatorID) WHERE id = \(id) AND deleted_at IS NULL RETURNING id
-            )
-            INSERT INTO moderation_log (moderator_id, action, target_type, target_id)
-            SELECT \(moderatorID), \(ModerationLogAction.delete.rawValue), 'reply', id::text FROM deleted
-            RETURNING id
-            """
-        ).isEmpty)
+        try await database.fencedTransaction(reads) { connection, fence in
+            let deleted = try !connection.query(
+                """
+                WITH deleted AS (
+                    UPDATE replies SET deleted_at = now(), deleted_by = \(moderatorID) WHERE id = \(id) AND deleted_at IS NULL RETURNING id
+                )
+                INSERT INTO moderation_log (moderator_id, action, target_type, target_id)
+                SELECT \(moderatorID), \(ModerationLogAction.delete.rawValue), 'reply', id::text FROM deleted
+                RETURNING id
+                """
+            ).isEmpty
+            if deleted { fence.fence() }
+            return deleted
+        }
     }
 
     public func revisions(replyID: Int) async throws -> [ReplyRevision] {

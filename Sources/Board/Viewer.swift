@@ -1,15 +1,16 @@
+import Database
+
 /// Who is reading, for visibility rules.
 public struct Viewer: Sendable, Equatable {
     public var accountID: Int?
     public var isModerator: Bool
-    /// The WAL position a read for this viewer must see (CONTRACT §12): 0 for anyone (any standby fresh enough), the
-    /// account's last write for an account, nil for the primary only (staff: a queue, a decision, must be current).
-    public var readsAfter: Int64?
+    /// Where this viewer's reads go (CONTRACT §12).
+    public var reads: ReadPolicy
 
-    public init(accountID: Int?, isModerator: Bool, readsAfter: Int64? = 0) {
+    public init(accountID: Int?, isModerator: Bool, reads: ReadPolicy = .anyStandby) {
         self.accountID = accountID
         self.isModerator = isModerator
-        self.readsAfter = readsAfter
+        self.reads = reads
     }
 
     public static let anonymous = Viewer(accountID: nil, isModerator: false)
@@ -18,6 +19,19 @@ public struct Viewer: Sendable, Equatable {
         self.accountID = identity?.accountID
         // A banned moderator reads like anyone else: no staff powers while banned.
         self.isModerator = identity.map { $0.account.role.canModerate && !$0.account.banned } ?? false
-        self.readsAfter = identity.map { isModerator ? nil : $0.account.writeLSN } ?? 0
+        self.reads = Self.readPolicy(identity, isModerator: isModerator)
+    }
+
+    /// As `init(identity)`, reading under `policy` (a write's own checks read the primary, where the write goes).
+    public init(_ identity: Identity?, reads policy: ReadPolicy) {
+        self.init(identity)
+        reads = policy
+    }
+
+    /// Staff read the primary (a queue, a decision, must be current); an account, a standby that has its own last
+    /// write (read-your-writes); anyone else, any standby fresh enough.
+    static func readPolicy(_ identity: Identity?, isModerator: Bool) -> ReadPolicy {
+        guard let identity else { return .anyStandby }
+        return isModerator ? .primary : .standby(after: identity.account.writeLSN)
     }
 }

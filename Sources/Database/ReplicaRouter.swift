@@ -9,12 +9,13 @@ import Synchronization
 ///
 /// Each standby named in the read URL gets a pool of its own (libpq 15 has no `load_balance_hosts`, so the URL's hosts
 /// are split here and reads are spread over them in turn). `monitor` samples, every 100 ms, the primary's WAL position
-/// and each standby's replay position; a standby's lag is how long ago the primary passed the position the standby
-/// has replayed. A read names the WAL position it must see (`after`): the caller's own last write (read-your-writes),
-/// raised to the `fence` (the last change that must be seen by everyone at once: a removal, a deletion). It goes to a
-/// standby that is up, no more than `maxLagMilliseconds` behind, and has replayed that position, else to the primary;
-/// `after` nil always goes to the primary. A read a standby fails (down, a recovery conflict) is run again on the
-/// primary: no client sees a standby's failure.
+/// and the read fence (on a connection of its own, so a busy pool never delays it), and each standby's replay position;
+/// a standby's lag is how long ago the primary passed the position the standby has replayed. Every read names its
+/// `ReadPolicy`. A standby read must see the policy's position raised to the `fence` (the last change everyone must see
+/// at once: `ReadFence`); it goes to a standby that is up, no more than `maxLagMilliseconds` behind and has replayed that
+/// position, and only while the last sample of the primary began within `fenceHorizon` (so it has seen every fence
+/// committed before the read began, less that horizon); else to the primary. A read a standby fails (down, a recovery
+/// conflict) is run again on the primary: no client sees a standby's failure.
 public final class ReplicaRouter: Sendable {
     public struct Standby: Sendable {
         /// `host:port`, for metrics and logs.
@@ -33,7 +34,16 @@ public final class ReplicaRouter: Sendable {
         public var reads: Int
     }
 
+    /// How old the last sample of the primary (and so of the read fence) may be for a read to go to a standby; a
+    /// fencing write answers its client only this long after its fence committed (`PostgresPool.fencedTransaction`).
+    /// Three sampling intervals: a sample or two delayed by load sends reads to the primary, none goes stale. Every
+    /// instance of a deployment runs with the default; a test may widen it.
+    public static let defaultFenceHorizon: Duration = .milliseconds(300)
+    public let fenceHorizon: Duration
+
     public let primary: PostgresPool
+    /// One connection to the primary for `monitor`'s samples.
+    let monitorPool: PostgresPool
     public let standbys: [Standby]
     public let maxLagMilliseconds: Int
     private let logger: Logger
@@ -44,6 +54,8 @@ public final class ReplicaRouter: Sendable {
         /// (time, primary WAL position), oldest first, the last minute.
         var samples: Deque<(ContinuousClock.Instant, Int64)> = []
         var fence: Int64 = 0
+        /// When the last sample of the primary that succeeded began (it read the stored fence).
+        var fenceSampledAt: ContinuousClock.Instant?
         var next = 0
         var primaryReads = 0
         var fallbacks = 0
@@ -52,8 +64,16 @@ public final class ReplicaRouter: Sendable {
     }
 
     /// `readConninfo`: a libpq URI or conninfo naming one or more standbys (comma-separated hosts).
-    public init(primary: PostgresPool, readConninfo: String, configuration: PostgresConfiguration, maxLagMilliseconds: Int, logger: Logger) throws {
+    public init(
+        primary: PostgresPool, readConninfo: String, configuration: PostgresConfiguration, maxLagMilliseconds: Int,
+        fenceHorizon: Duration = ReplicaRouter.defaultFenceHorizon, logger: Logger
+    ) throws {
         self.primary = primary
+        self.fenceHorizon = fenceHorizon
+        var monitor = primary.configuration
+        monitor.poolSize = 1
+        monitor.maxWaitingJobs = 4
+        monitorPool = PostgresPool(configuration: monitor, logger: logger)
         self.maxLagMilliseconds = maxLagMilliseconds
         self.logger = logger
         var standbys: [Standby] = []
@@ -68,11 +88,20 @@ public final class ReplicaRouter: Sendable {
 
     // MARK: Reading
 
-    /// Where a read that must see WAL position `after` goes: a fresh standby that has replayed it (in turn), or nil for
-    /// the primary.
-    public func standby(after: Int64?) -> Int? {
-        state.withLock { state in
-            guard let after else {
+    /// Where a read under `policy` goes: a fresh standby that has replayed what it must see (in turn), or nil for the
+    /// primary.
+    public func target(for policy: ReadPolicy) -> Int? {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            let after: Int64
+            switch policy {
+            case .primary:
+                state.primaryReads += 1
+                return nil
+            case .anyStandby: after = 0
+            case .standby(let position): after = position
+            }
+            guard let sampled = state.fenceSampledAt, now - sampled <= fenceHorizon else {
                 state.primaryReads += 1
                 return nil
             }
@@ -91,9 +120,9 @@ public final class ReplicaRouter: Sendable {
         }
     }
 
-    /// Runs a read on the pool `standby(after:)` picks; again on the primary if the standby fails it.
-    public func read<T: Sendable>(after: Int64?, _ body: (PostgresPool) async throws -> T) async throws -> T {
-        guard let index = standby(after: after) else { return try await body(primary) }
+    /// Runs a read on the pool `target(for: policy)` picks; again on the primary if the standby fails it.
+    public func read<T: Sendable>(_ policy: ReadPolicy, _ body: (PostgresPool) async throws -> T) async throws -> T {
+        guard let index = target(for: policy) else { return try await body(primary) }
         do {
             return try await body(standbys[index].pool)
         } catch let error as PostgresError where Self.isStandbyFailure(error) {
@@ -113,7 +142,11 @@ public final class ReplicaRouter: Sendable {
         error.isUnavailable || error.sqlState == "40001" || error.sqlState == "25006" || error.sqlState == "40P01"
     }
 
-    /// Every read from now on must see WAL position `lsn` (a change that takes effect at once for everyone).
+    /// The WAL position every standby read must see.
+    public var fence: Int64 { state.withLock { $0.fence } }
+
+    /// Every read from now on must see WAL position `lsn` (a change that takes effect at once for everyone): this
+    /// instance's reads at once; other instances' through the stored fence (`ReadFence.publish`).
     public func raiseFence(to lsn: Int64) {
         state.withLock { $0.fence = max($0.fence, lsn) }
     }
@@ -125,32 +158,59 @@ public final class ReplicaRouter: Sendable {
 
     // MARK: Monitoring
 
-    /// Samples the primary and every standby every `interval` until cancelled.
+    /// Samples the primary, and every standby, every `interval` until cancelled: two loops, so a standby slow to
+    /// answer never delays the primary's samples (nor the fence's).
     public func monitor(interval: Duration = .milliseconds(100)) async {
-        while !Task.isCancelled {
-            await sample()
-            try? await Task.sleep(for: interval)
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    await self.samplePrimary()
+                    try? await Task.sleep(for: interval)
+                }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    await self.sampleStandbys()
+                    try? await Task.sleep(for: interval)
+                }
+            }
         }
     }
 
-    /// One sample: the primary's position (and who it is: a change is a failover or a restart), then each standby's.
+    /// One sample of the primary, then of each standby.
     public func sample() async {
+        await samplePrimary()
+        await sampleStandbys()
+    }
+
+    /// The primary's position, the stored read fence, and who the primary is (a change is a failover or a restart).
+    /// The sample counts for the fence from the moment it began: its snapshot is taken after that.
+    func samplePrimary() async {
         let clock = ContinuousClock()
-        if let row = try? await primary.query(
+        let began = clock.now
+        guard let row = try? await monitorPool.query(
             """
-            SELECT (pg_current_wal_lsn() - '0/0')::bigint AS lsn,
+            SELECT (pg_current_wal_lsn() - '0/0')::bigint AS lsn, \(raw: ReadFence.current) AS fence,
                    coalesce(host(inet_server_addr()), 'local') || ':' || coalesce(inet_server_port(), 0) || '@' || pg_postmaster_start_time() AS who
             """,
             timeoutMilliseconds: 1000
-        ).first, let lsn = try? row.decode(Int64.self, "lsn"), let who = try? row.decode(String.self, "who") {
-            let now = clock.now
-            state.withLock { state in
-                state.samples.append((now, lsn))
-                while let first = state.samples.first, now - first.0 > .seconds(60) { state.samples.removeFirst() }
-                if let known = state.primaryIdentity, known != who { state.primaryChanges += 1 }
-                state.primaryIdentity = who
-            }
+        ).first, let lsn = try? row.decode(Int64.self, "lsn"), let fence = try? row.decode(Int64.self, "fence"),
+            let who = try? row.decode(String.self, "who")
+        else { return }
+        let now = clock.now
+        state.withLock { state in
+            state.samples.append((now, lsn))
+            while let first = state.samples.first, now - first.0 > .seconds(60) { state.samples.removeFirst() }
+            if let known = state.primaryIdentity, known != who { state.primaryChanges += 1 }
+            state.primaryIdentity = who
+            state.fence = max(state.fence, fence)
+            state.fenceSampledAt = max(state.fenceSampledAt ?? began, began)
         }
+    }
+
+    /// Each standby's replay position and lag.
+    func sampleStandbys() async {
+        let clock = ContinuousClock()
         for (index, standby) in standbys.enumerated() {
             let replayed: Int64? = try? await standby.pool.query(
                 """
@@ -190,6 +250,7 @@ public final class ReplicaRouter: Sendable {
     }
 
     public func shutdown() {
+        monitorPool.shutdown()
         for standby in standbys { standby.pool.shutdown() }
     }
 

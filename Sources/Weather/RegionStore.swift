@@ -21,7 +21,7 @@ public struct RegionStore: RegionProviding {
     /// A catalog read, on a standby when there is one fresh enough.
     private func read(_ query: SQLQuery) async throws -> PostgresRows {
         guard let reads else { return try await database.query(query) }
-        return try await reads.read(after: 0) { try await $0.query(query) }
+        return try await reads.read(.anyStandby) { try await $0.query(query) }
     }
 
     public func region(id: Int) async throws -> Region? {

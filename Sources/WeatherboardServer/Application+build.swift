@@ -54,13 +54,13 @@ public struct AppDependencies: Sendable {
         let mediaIO = mediaIO ?? MediaIO()
         self.mediaIO = mediaIO
         let mediaStore = mediaStore ?? LocalMediaStore(directory: NSTemporaryDirectory() + "weatherboard-media", publicBaseURL: "", threadPool: mediaIO.threadPool)
-        let moderationStore = PostgresModerationStore(database: database)
+        let moderationStore = PostgresModerationStore(database: database, reads: reads)
         let filter = TermFilter { try await moderationStore.terms() }
         self.media = MediaService(
             records: MediaRecords(database: database), files: MediaFiles(store: mediaStore), processor: imageProcessor,
             rateLimiter: rateLimiter, logger: logger, observer: metrics.recordMedia, filter: filter
         )
-        self.accounts = AccountService(store: PostgresAccountStore(database: database), hasher: hasher, rateLimiter: rateLimiter)
+        self.accounts = AccountService(store: PostgresAccountStore(database: database, reads: reads), hasher: hasher, rateLimiter: rateLimiter)
         let regions = regions ?? RegionStore(database: database, reads: reads)
         self.regions = regions
         let weather = weather ?? WeatherService(provider: nil, regions: regions, database: database)

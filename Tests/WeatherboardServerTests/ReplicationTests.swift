@@ -94,6 +94,47 @@ extension TestServer {
     }
 }
 
+extension TestServer {
+    /// One anonymous read of a post: its status, and the target that served it (the one `db_reads_total` moved by one;
+    /// nil when none or several moved).
+    func anonymousRead(post id: String) async throws -> (status: Int, target: String?) {
+        let before = try await readsByTarget()
+        let status = try await request("GET", "/v1/posts/\(id)").status
+        let after = try await readsByTarget()
+        let moved = after.filter { $0.value != before[$0.key, default: 0] }
+        guard moved.count == 1, let (target, count) = moved.first, count - before[target, default: 0] == 1 else { return (status, nil) }
+        return (status, target)
+    }
+
+    /// Waits (bounded) until an anonymous read of the post is served by the standby, and shows it.
+    func waitForStandbyRead(post id: String, _ timeout: Duration = .seconds(30)) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            let read = try await anonymousRead(post: id)
+            if read.status == 200, let target = read.target, target != "primary" { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestFailure("post \(id) was not read from the standby within \(timeout)")
+    }
+}
+
+extension ReplicaCluster {
+    /// Terminates every live board listener's session on the primary (`LISTEN` in this suite's database), once
+    /// `count` of them listen: each instance's pump hears nothing until its listener has reconnected. Returns how many
+    /// were terminated.
+    static func terminateListeners(count: Int) async throws -> Int {
+        let listening = "FROM pg_stat_activity WHERE datname = '\(database)' AND query = 'LISTEN weatherboard_stream'"
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(30)
+        while try await Int(run("psql", "primary", "-Atc", "SELECT count(*) \(listening)")) ?? 0 < count {
+            guard clock.now < deadline else { throw TestFailure("fewer than \(count) listeners within 30 s") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return Int(try await run("psql", "primary", "-Atc", "SELECT count(pg_terminate_backend(pid)) \(listening)")) ?? -1
+    }
+}
+
 /// CONTRACT §12 against two real clusters (a primary and a hot standby on loopback) and two server instances.
 /// Serialized: the tests stop, delay and promote the one standby they share.
 @Suite("Past one machine: standbys and failover", .serialized, .enabled(if: ReplicaCluster.enabled))
@@ -200,6 +241,44 @@ struct ReplicationTests {
         }
     }
 
+    @Test("with every instance's live board listener terminated and the standby a second behind, a moderator's removal and an author's deletion answer 404 to the next anonymous read on both instances, served by the primary")
+    func fenceWithoutTheStream() async throws {
+        try await ReplicaCluster.run("delay", "0")
+        defer { Task { try? await ReplicaCluster.run("delay", "0") } }
+        try await ReplicaCluster.withTwoServers(maxLagMilliseconds: 5000) { a, b in
+            let author = try await a.anonymousAccount()
+            let moderator = try await a.anonymousAccount()
+            try await a.grantRole("moderator", to: moderator)
+            let removed = try #require(try await a.createPost(author, body: "모더레이터가 지울 글")["id"] as? String)
+            let deleted = try #require(try await a.createPost(author, body: "글쓴이가 지울 글")["id"] as? String)
+            // Both posts are on the standby, and each instance reads them there.
+            for server in [a, b] {
+                for id in [removed, deleted] { try await server.waitForStandbyRead(post: id) }
+            }
+            // From now on the standby applies every commit a second late.
+            try await ReplicaCluster.run("delay", "1000")
+            for server in [a, b] {
+                let stale = try await server.anonymousRead(post: removed)
+                #expect(stale.status == 200 && stale.target != nil && stale.target != "primary", "before the removal: \(stale)")
+            }
+
+            #expect(try await ReplicaCluster.terminateListeners(count: 2) >= 2)
+            let decision = try await a.json("POST", "/v1/moderation/posts/\(removed)/decision", token: moderator.token, ["action": "remove"])
+            #expect(decision.status == 200, "\(decision.text)")
+            for (name, server) in [("a", a), ("b", b)] {
+                let read = try await server.anonymousRead(post: removed)
+                #expect(read.status == 404 && read.target == "primary", "removed post read on \(name): \(read)")
+            }
+
+            #expect(try await ReplicaCluster.terminateListeners(count: 2) >= 2)
+            #expect(try await b.json("DELETE", "/v1/posts/\(deleted)", token: author.token).status == 204)
+            for (name, server) in [("b", b), ("a", a)] {
+                let read = try await server.anonymousRead(post: deleted)
+                #expect(read.status == 404 && read.target == "primary", "deleted post read on \(name): \(read)")
+            }
+        }
+    }
+
     @Test("the standby stopped: no client error, reads move to the primary; back, reads return to it")
     func standbyStopped() async throws {
         try await ReplicaCluster.run("delay", "0")
@@ -282,6 +361,56 @@ struct ReplicaConfigurationTests {
         #expect(hosts.allSatisfy { $0.1.contains("sslmode='require'") && $0.1.contains("password='p\\'q'") && $0.1.contains("dbname='weather'") })
         #expect(try ReplicaRouter.splitHosts("postgresql://u@a,b:6000/db").map(\.0) == ["a:5432", "b:6000"])
         #expect(throws: PostgresError.self) { try ReplicaRouter.splitHosts("host=a,b port=1,2,3 dbname=x") }
+    }
+
+    @Test("reads by policy, with the test database standing in for a standby that has replayed everything: .primary goes to the primary, a standby read waits for a first sample of the primary, a fenced write raises this router's fence past its commit at once, and a fence another instance stored is honoured from the next sample")
+    func routingByPolicy() async throws {
+        try await TestDatabase.migrated.value
+        let primary = TestDatabase.pool()
+        defer { primary.shutdown() }
+        // The reader's horizon no sample outlives on a loaded machine: its routing depends on what was sampled, not on
+        // when. The writer's is the default (a fenced write waits it out).
+        func router(_ horizon: Duration) throws -> ReplicaRouter {
+            try ReplicaRouter(
+                primary: primary, readConninfo: TestDatabase.url, configuration: primary.configuration, maxLagMilliseconds: 60_000,
+                fenceHorizon: horizon, logger: testLogger
+            )
+        }
+        let reader = try router(.seconds(600)), other = try router(ReplicaRouter.defaultFenceHorizon)
+        defer { reader.shutdown(); other.shutdown() }
+        #expect(reader.target(for: .anyStandby) == nil, "no sample of the primary yet")
+        // The stand-in's position is its WAL write position, which other suites' bulk loads can leave behind the fence
+        // (an insert position) for a moment: sample until it has caught up (bounded).
+        func sampleUntilFresh(_ router: ReplicaRouter) async throws {
+            for _ in 0..<100 {
+                await router.sample()
+                if router.target(for: .anyStandby) == 0 { return }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            throw TestFailure("the stand-in never caught up with the fence")
+        }
+        try await sampleUntilFresh(reader)
+        #expect(reader.target(for: .standby(after: 1)) == 0)
+        #expect(reader.target(for: .primary) == nil)
+        #expect(reader.target(for: .standby(after: .max)) == nil)
+
+        // A fenced write raises its own router's fence, at once, past its commit record.
+        let written = try await primary.fencedTransaction(other) { connection in
+            // With a transaction id, the COMMIT writes a commit record past this position.
+            try connection.query("SELECT pg_current_xact_id()::text AS xid, (pg_current_wal_insert_lsn() - '0/0')::bigint AS lsn")[0].decode(Int64.self, "lsn")
+        }
+        let stored = try await primary.query("SELECT lsn FROM read_fence")[0].decode(Int64.self, "lsn")
+        #expect(stored > written)
+        #expect(other.fence > written && other.fence <= stored)
+
+        // Another instance's fence, past anything the stand-in has: honoured from the next sample on.
+        try await sampleUntilFresh(reader)
+        try await primary.execute("UPDATE read_fence SET lsn = lsn + \(Int64(1) << 40)")
+        await reader.sample()
+        let fenced = reader.target(for: .anyStandby)
+        try await primary.execute("UPDATE read_fence SET lsn = \(stored)")
+        #expect(fenced == nil)
+        #expect(reader.fence > stored)
     }
 
     @Test("STREAM_* variables are read and checked")
