@@ -56,19 +56,17 @@ struct ModerationQueueTests {
             try #require(page.status == 200, "queue answered \(page.status): \(page.text)")
             for item in page.items {
                 // Other suites' replies share the queue (CONTRACT §13): each target once, in the queue's one order.
-                if item["target"] as? String == "reply" {
-                    let reply = try #require(item["reply"] as? [String: Any])
-                    #expect(seen.insert("reply:\(reply["id"] as? String ?? "?")").inserted, "reply listed twice")
-                    continue
-                }
+                // Another suite's target may leave the queue and come back (a decision, then a new report) between two
+                // pages: a new first report, so a new place in the queue. Only this test's targets are settled.
+                if item["target"] as? String == "reply" { continue }
                 let post = try #require(item["post"] as? [String: Any])
                 let postID = try #require(post["id"] as? String)
                 let reports = try #require(item["reports"] as? [[String: Any]])
                 let ids = reports.compactMap { $0["id"] as? String }
-                #expect(seen.insert(postID).inserted, "post \(postID) listed twice")
                 #expect(item["openReportCount"] as? Int == ids.count)
                 // Posts outside this test may lose their reports between our statements; ours are settled.
                 if posts.contains(postID) {
+                    #expect(seen.insert(postID).inserted, "post \(postID) listed twice")
                     let first = try #require(ids.first.flatMap { Int($0) }, "post \(postID) is listed without open reports")
                     #expect(first > previousFirst, "post \(postID) out of order")
                     previousFirst = first
