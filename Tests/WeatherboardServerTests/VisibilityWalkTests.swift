@@ -141,6 +141,15 @@ struct VisibilityWalkTests {
             #expect(try await server.json("GET", "/v1/posts/\(id)", token: stranger.token).status == 404)
             #expect(try await server.json("POST", "/v1/posts/\(id)/replies", token: stranger.token, ["body": "누구?"]).status == 404)
             #expect(try await server.json("GET", "/v1/posts/\(id)/replies", token: stranger.token).status == 404)
+            // A reply made while a post was visible stays in its author's inbox, and counts as unread, once the
+            // term filter holds the post on an edit.
+            let open = try #require(try await server.createPost(author, body: "열린 글")["id"] as? String)
+            let answer = try await server.json("POST", "/v1/posts/\(open)/replies", token: stranger.token, ["body": "좋네요"])
+            #expect(answer.status == 201)
+            #expect(try await server.json("PATCH", "/v1/posts/\(open)", token: author.token, ["body": "열린 글 \(term)"]).status == 200)
+            let inbox = try await server.json("GET", "/v1/accounts/me/inbox", token: author.token)
+            #expect(inbox.items.compactMap { $0["id"] as? String } == [answer.object["id"] as? String].compactMap { $0 }, "\(inbox.text)")
+            #expect(inbox.object["unread"] as? Int == 1, "\(inbox.text)")
             // A post hidden by reports is not the author's to reply to: the author may know of that hold.
             try await server.dependencies.database.execute("UPDATE posts SET hidden_reason = 'reports' WHERE id = \(Int(id)!)")
             let refused = try await server.json("POST", "/v1/posts/\(id)/replies", token: author.token, ["body": "또"])
