@@ -3,7 +3,7 @@ import Database
 /// The planner workarounds the statements use, each named once; docs/PLANS.md explains forced generic plans and why
 /// each of these exists. Every helper writes SQL that means the same rows as the plain form.
 enum PlanTrick {
-    /// `column = value`, written as a range: a generic plan then no longer treats the column as a constant, so only an
+    /// `column = value`, written as a range: a generic plan then does not treat the column as a constant, so only an
     /// index that leads with the column yields an order that starts with it, and the walk stops at the value's end.
     static func equal(_ column: String, _ value: some PostgresEncodable) -> SQLQuery {
         "\(raw: column) >= \(value) AND \(raw: column) <= \(value)"

@@ -220,6 +220,21 @@ public struct PostgresModerationStore: ModerationStore {
         }
     }
 
+    /// A moderator's delete of someone else's post or reply and its log entry, in one statement, in the caller's
+    /// transaction. False when it was already deleted.
+    static func deleteLogged(_ target: DecisionTarget, by moderatorID: Int, on connection: PostgresConnection) throws -> Bool {
+        try !connection.query(
+            """
+            WITH deleted AS (
+                UPDATE \(raw: target.table) SET deleted_at = now(), deleted_by = \(moderatorID) WHERE id = \(target.id) AND deleted_at IS NULL RETURNING id
+            )
+            INSERT INTO moderation_log (moderator_id, action, target_type, target_id)
+            SELECT \(moderatorID), \(ModerationLogAction.delete.rawValue), \(target.logType.rawValue), id::text FROM deleted
+            RETURNING id
+            """
+        ).isEmpty
+    }
+
     /// A moderator's decision on the locked row of `target`, in the caller's transaction: `dismiss` unhides an
     /// auto-hidden or filter-held target (a removal stays: only `restore` undoes it), `remove` removes it, `restore`
     /// makes it visible; every open report on it is resolved and the decision logged. Returns the reports resolved.

@@ -273,16 +273,7 @@ public struct PostgresPostStore: PostStore {
 
     public func softDeleteLogged(id: Int, by moderatorID: Int) async throws -> Bool {
         try await database.fencedTransaction(reads) { connection, fence in
-            let deleted = try !connection.query(
-                """
-                WITH deleted AS (
-                    UPDATE posts SET deleted_at = now(), deleted_by = \(moderatorID) WHERE id = \(id) AND deleted_at IS NULL RETURNING id
-                )
-                INSERT INTO moderation_log (moderator_id, action, target_type, target_id)
-                SELECT \(moderatorID), \(ModerationLogAction.delete.rawValue), 'post', id::text FROM deleted
-                RETURNING id
-                """
-            ).isEmpty
+            let deleted = try PostgresModerationStore.deleteLogged(.post(id), by: moderatorID, on: connection)
             if deleted { fence.fence() }
             return deleted
         }
