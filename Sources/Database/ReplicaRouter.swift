@@ -163,9 +163,13 @@ public final class ReplicaRouter: Sendable {
     public func monitor(interval: Duration = .milliseconds(100)) async {
         await withDiscardingTaskGroup { group in
             group.addTask {
+                // The primary's samples start `interval` apart whatever each takes (a slow one on a busy machine
+                // shortens the wait after it), so the fence's sample stays within `fenceHorizon` as long as one can.
+                let clock = ContinuousClock()
                 while !Task.isCancelled {
+                    let began = clock.now
                     await self.samplePrimary()
-                    try? await Task.sleep(for: interval)
+                    try? await Task.sleep(until: began + interval, clock: clock)
                 }
             }
             group.addTask {
