@@ -145,14 +145,17 @@ struct ReplicationTests {
         try await ReplicaCluster.withTwoServers(maxLagMilliseconds: 5000) { a, b in
             try await a.waitForStandbyReads()
             try await b.waitForStandbyReads()
-            // Anonymous reads go to the standby (its counter moves, the primary's does not).
+            // Anonymous reads go to the standby. A read whose instance has not sampled the primary's read fence within
+            // its horizon goes to the primary instead (ReplicaRouter): on a machine loaded by another run, 1 of 20 did.
+            // Every read is counted once, by one target, and most go to the standby.
             let before = try await a.readsByTarget()
             for _ in 0..<20 { #expect(try await a.request("GET", "/v1/posts?limit=5").status == 200) }
             let after = try await a.readsByTarget()
             let standbyBefore: Double = before.filter { $0.key != "primary" }.values.reduce(0, +)
             let standbyAfter: Double = after.filter { $0.key != "primary" }.values.reduce(0, +)
-            #expect(standbyAfter - standbyBefore == 20)
-            #expect(after["primary", default: 0] == before["primary", default: 0])
+            let primary = after["primary", default: 0] - before["primary", default: 0]
+            #expect(standbyAfter - standbyBefore + primary == 20)
+            #expect(standbyAfter - standbyBefore >= 15, "\(standbyAfter - standbyBefore) of 20 anonymous reads on the standby")
 
             // Now the standby applies every commit a second late: the lag is real.
             try await ReplicaCluster.run("delay", "1000")
