@@ -39,6 +39,17 @@ extension TestServer {
         return response.object
     }
 
+    /// An admin, and a moderator that admin has banned (a banned moderator reads as a member: CONTRACT §1, §5).
+    func staff() async throws -> (admin: TestAccount, bannedModerator: TestAccount) {
+        let admin = try await anonymousAccount()
+        let banned = try await anonymousAccount()
+        try await grantRole("admin", to: admin)
+        try await grantRole("moderator", to: banned)
+        let ban = try await json("POST", "/v1/moderation/accounts/\(banned.id)/ban", token: admin.token, ["until": nil as String?, "reason": "test"] as [String: Any?])
+        try #require(ban.status == 200, "ban answered \(ban.status): \(ban.text)")
+        return (admin, banned)
+    }
+
     /// Grants a role directly in the database, as `weatherboard roles grant` does.
     func grantRole(_ role: String, to account: TestAccount) async throws {
         try await dependencies.database.execute("UPDATE accounts SET role = \(role) WHERE id = \(Int(account.id)!)")

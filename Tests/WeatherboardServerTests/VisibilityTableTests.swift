@@ -63,12 +63,7 @@ struct VisibilityTableTests {
             _ = try await server.dependencies.moderation.addTerm(term)
             let author = try await server.anonymousAccount()
             let member = try await server.anonymousAccount()
-            let moderator = try await server.anonymousAccount()
-            let bannedModerator = try await server.anonymousAccount()
-            try await server.grantRole("admin", to: moderator)
-            try await server.grantRole("moderator", to: bannedModerator)
-            #expect(try await server.json("POST", "/v1/moderation/accounts/\(bannedModerator.id)/ban", token: moderator.token,
-                                          ["until": nil as String?, "reason": "test"] as [String: Any?]).status == 200)
+            let (moderator, bannedModerator) = try await server.staff()
             let tokens: [Reader: String?] = [.anonymous: nil, .member: member.token, .author: author.token, .moderator: moderator.token,
                                              .bannedModerator: bannedModerator.token]
             let database = server.dependencies.database

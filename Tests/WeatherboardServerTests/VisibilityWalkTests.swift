@@ -31,12 +31,7 @@ struct VisibilityWalkTests {
                 let other = try await server.anonymousAccount()
                 let member = try await server.anonymousAccount()
                 let blocker = try await server.anonymousAccount()
-                let moderator = try await server.anonymousAccount()
-                let bannedModerator = try await server.anonymousAccount()
-                try await server.grantRole("admin", to: moderator)
-                try await server.grantRole("moderator", to: bannedModerator)
-                #expect(try await server.json("POST", "/v1/moderation/accounts/\(bannedModerator.id)/ban", token: moderator.token,
-                                              ["until": nil as String?, "reason": "test"] as [String: Any?]).status == 200)
+                let (moderator, bannedModerator) = try await server.staff()
                 #expect(try await server.json("POST", "/v1/accounts/me/blocks", token: blocker.token, ["accountId": other.id]).status == 204)
 
                 func post(_ account: TestAccount, _ text: String) async throws -> String {
