@@ -20,9 +20,7 @@ extension TestDatabase {
     /// Runs `body` with the URL of a fresh copy of the migrated template, then drops the copy. `suite` names the copy
     /// (lowercase letters).
     static func isolated<T: Sendable>(named suite: String, _ body: (String) async throws -> T) async throws -> T {
-        // The suites seed their copies at once in one process, beside the others' writes: a session may take more
-        // than the server's 3 s to start (seen: 'timeout expired' for three suites at a load average of 20).
-        let url = withParameter("connect_timeout", "60", TestDatabase.url)
+        let url = TestDatabase.url
         let base = databaseName(in: url)
         let prefix = "\(base)_plan_"
         let template = prefix + "template"

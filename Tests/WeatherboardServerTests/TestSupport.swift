@@ -12,12 +12,16 @@ import WeatherboardServer
 
 /// The throwaway database that `deploy/dev test` creates, migrated once per test process.
 enum TestDatabase {
+    /// The test database's URL, with a `connect_timeout` of 60 s unless it names one: the server's 3 s is for a
+    /// production instance, while here many servers open their sessions at once beside the other suites' work (seen
+    /// in CI: 'timeout expired' for the one session that loads the region catalog, failing every suite waiting on it).
     static var url: String {
         guard let url = ProcessInfo.processInfo.environment["WEATHERBOARD_TEST_DATABASE_URL"], !url.isEmpty else {
             Issue.record("WEATHERBOARD_TEST_DATABASE_URL is not set: run the tests with `deploy/dev test`")
             return "postgresql://invalid@127.0.0.1:1/none"
         }
-        return url
+        if URLComponents(string: url)?.queryItems?.contains(where: { $0.name == "connect_timeout" }) == true { return url }
+        return withParameter("connect_timeout", "60", url)
     }
 
     static let sqlDirectory = URL(fileURLWithPath: #filePath)
