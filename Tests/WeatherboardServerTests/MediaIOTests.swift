@@ -34,7 +34,9 @@ struct MediaIOTests {
             let uploads = accounts.dropLast().map { account in Task { try await server.upload(image, token: account.token) } }
             let account = accounts[hung]
             // Each PUT is on a thread once its connection is accepted; the media pool takes at most its own size.
-            await bucket.waitForConnections(min(hung, MediaIO.threadCount))
+            let held = await bucket.waitForConnections(min(hung, MediaIO.threadCount))
+            if !held { await bucket.close() }
+            try #require(held, "the uploads' PUTs should reach the hung bucket")
 
             // Not an image: refused after its body went to a temp file through FileSystem.shared. With the media
             // I/O on the shared pool, that file work waited until a hung PUT gave up (its 30 s timeout).

@@ -42,12 +42,26 @@ final class StalledServer: Sendable {
         return StalledServer(port: channel.localAddress?.port ?? 0, accepted: accepted, server: channel, state: state)
     }
 
-    /// Waits until `count` connections (in all) were accepted.
-    func waitForConnections(_ count: Int) async {
-        var seen = 0
-        for await _ in accepted {
-            seen += 1
-            if seen >= count { return }
+    /// Waits until `count` connections (in all) were accepted: true then, false if fewer came within `limit` (the
+    /// requests meant to connect failed before they did; a bound against hanging, not a measure).
+    func waitForConnections(_ count: Int, limit: Duration = .seconds(120)) async -> Bool {
+        let accepted = self.accepted
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                var seen = 0
+                for await _ in accepted {
+                    seen += 1
+                    if seen >= count { return true }
+                }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
         }
     }
 
