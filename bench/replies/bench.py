@@ -370,7 +370,7 @@ def routes(b):
         status, reply = http(b, "POST", f"/v1/posts/{b.posts - 99}/replies", {"body": "확인용 댓글"}, token=b.replier_token)
         assert status == 201 and int(reply["postId"]) == b.posts - 99
 
-    replies_sql = {"pid": b.hot, "viewer": 0, "lim": 21}
+    replies_sql = {"pid": b.hot, "lim": 21}
     return [
         ("page1", f"replies of the {HOT_REPLIES:,}-reply post, page 1", f"/v1/posts/{b.hot}/replies?limit=20", {},
          "list_replies.sql", dict(replies_sql, after=0), check_page(None)),
@@ -489,8 +489,8 @@ def check_statements(b):
 def plans(b):
     """Buffers each statement reads, in the server's settings (generic plan, jit off), with EXPLAIN (ANALYZE, BUFFERS)."""
     deep_after = b.hot_reply_ids[DEEP_AFTER - 1]
-    files = [("replies page 1", "list_replies.sql", {"pid": b.hot, "viewer": 0, "lim": 21, "after": 0}),
-             ("replies deep page", "list_replies.sql", {"pid": b.hot, "viewer": 0, "lim": 21, "after": deep_after}),
+    files = [("replies page 1", "list_replies.sql", {"pid": b.hot, "lim": 21, "after": 0}),
+             ("replies deep page", "list_replies.sql", {"pid": b.hot, "lim": 21, "after": deep_after}),
              ("inbox", "inbox.sql", {"token_hash": f"'{b.inbox_hash}'", "me": b.inbox, "lim": 21}),
              ("posts", "list_posts.sql", {"lim": 21})]
     out = []
