@@ -1,0 +1,280 @@
+"""The app's own requests (issue #33): each read shape with no token, with an anonymous account's token, and with a
+registered member's token who blocks 50 accounts, side by side in one run.
+
+    bench/app/run            (release build, local PostgreSQL with its default settings, ~6 minutes)
+
+Every iOS client sends a token on every request, so the token-less read that bench/run quotes is almost none of the
+real traffic. Shapes: GET a post, the list (`weatherType=rain`), the feed (fit, Seoul), the outfit posts (Seoul), a
+post's replies, and the inbox (a token only: its twin is the replies list). For each shape and reader:
+
+- `wrk -t1 -c32` on the route, after a `/healthz` run of its own, as bench/bench.py does;
+- `pgbench -M prepared -c32 -j2` with exactly the statements the server ran for that request, captured from a second
+  server instance with `log_statement = all` (their `$n` parameters become pgbench variables with the logged values,
+  so pgbench runs them as the server does: prepared, with the server's generic plans);
+- L = 1/(1/healthz + 1/pgbench) and the route's share of it, and its req/s against the token-less twin's.
+
+Seed: 10,000 posts by 100 authors (conditions on three in four, as bench/bench.py), 20 replies on each of the newest
+500 posts, 200 replies to each reader's own posts (the inbox), the member's 50 blocks among the authors.
+"""
+import json, os, re, signal, statistics, subprocess, sys, tempfile, time, urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = sys.argv[1]
+DURATION = int(os.environ.get("APP_SECONDS", "10"))
+ROUNDS = int(os.environ.get("APP_ROUNDS", "1"))
+CONNS = 32
+PORT = int(os.environ.get("BENCH_PORT", "18090"))
+BASE = f"http://127.0.0.1:{PORT}"
+DB = "weatherboard_app_bench"
+RESULTS = os.path.join(ROOT, "bench", "results")
+os.makedirs(RESULTS, exist_ok=True)
+PG = os.path.join(ROOT, "deploy", "local-postgres.sh")
+
+
+def sh(*args, **kw):
+    return subprocess.run(args, check=True, capture_output=True, text=True, **kw).stdout
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+sh(PG, "dropdb", DB)
+sh(PG, "createdb", DB)
+URL = sh(PG, "url", DB).strip()
+
+
+def psql(sql):
+    return sh("psql", "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", URL, "-c", sql).strip()
+
+
+fake = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "fake_weather.py"), "0", "0"], stdout=subprocess.PIPE, text=True)
+fake_port = int(fake.stdout.readline().strip())
+ENV = dict(os.environ, DATABASE_URL=URL, RATE_LIMITS="off", LOG_LEVEL="warning",
+           WEATHER_PROVIDER="open-meteo", WEATHER_BASE_URL=f"http://127.0.0.1:{fake_port}")
+sh(BIN, "migrate", env=ENV)
+
+
+def start(port):
+    p = subprocess.Popen([BIN, "serve"], env=dict(ENV, PORT=str(port)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(400):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz")
+            return p
+        except Exception:
+            time.sleep(0.05)
+    raise RuntimeError("the server did not start")
+
+
+def stop(p):
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=30)
+
+
+def http(method, path, body=None, token=None, base=BASE, expect=None):
+    req = urllib.request.Request(base + path, method=method, data=json.dumps(body).encode() if body is not None else None)
+    req.add_header("Content-Type", "application/json")
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    with urllib.request.urlopen(req) as r:
+        if expect and r.status != expect:
+            raise RuntimeError(f"{method} {path}: {r.status}")
+        return json.loads(r.read() or b"null")
+
+
+server = start(PORT)
+
+# ---- seed ---------------------------------------------------------------------------------------------------------
+authors = [http("POST", "/v1/accounts")["account"]["id"] for _ in range(100)]
+anon = http("POST", "/v1/accounts")
+member_anon = http("POST", "/v1/accounts")
+username = f"app_bench_{int(time.time())}"
+member = http("POST", "/v1/accounts/me/credentials", {"username": username, "password": "app bench password 123"}, token=member_anon["token"])
+member["account"] = member_anon["account"]
+for a in authors[:50]:
+    http("POST", "/v1/accounts/me/blocks", {"accountId": str(a)}, token=member["token"])
+A0 = authors[0]
+psql("ALTER TABLE posts DISABLE TRIGGER posts_stream_insert")
+psql(f"""INSERT INTO posts (author_id, region_id, weather_type, category, title, body,
+                   conditions_weather_type, conditions_feels_like, conditions_band, conditions_observed_at)
+SELECT (ARRAY[{','.join(map(str, authors))}])[1 + i % 100], (ARRAY[1835848,1838524,1843564,1835329,1846266])[1 + i % 5],
+       (ARRAY['clearSky','fewClouds','scatteredClouds','brokenClouds','showerRain','rain','thunderStorm','snow','mist'])[1 + i % 9],
+       (ARRAY['food','place','music','outfit','activity'])[1 + i % 5], 'title ' || i, '비 오는 날 추천 ' || i,
+       CASE WHEN f.feels IS NOT NULL THEN 'rain' END, f.feels,
+       CASE WHEN f.feels >= 28 THEN 'hot' WHEN f.feels >= 23 THEN 'warm' WHEN f.feels >= 20 THEN 'mild' WHEN f.feels >= 17 THEN 'cool'
+            WHEN f.feels >= 12 THEN 'chilly' WHEN f.feels >= 9 THEN 'cold' WHEN f.feels >= 5 THEN 'veryCold' WHEN f.feels IS NOT NULL THEN 'freezing' END,
+       CASE WHEN f.feels IS NOT NULL THEN now() END
+FROM generate_series(1, 10000) AS i
+CROSS JOIN LATERAL (SELECT CASE WHEN i % 4 <> 3 THEN (((i * 13) % 450) - 100) / 10.0 END::numeric(4,1) AS feels) f""")
+# Each reader's own posts (10 each), answered by the authors: the inbox.
+for reader in (anon, member):
+    psql(f"""INSERT INTO posts (author_id, region_id, weather_type, category, title, body)
+    SELECT {reader['account']['id']}, 1835848, 'rain', 'food', 'my post ' || i, '내 글 ' || i FROM generate_series(1, 10) AS i""")
+psql("ALTER TABLE posts ENABLE TRIGGER posts_stream_insert")
+psql("ALTER TABLE replies DISABLE TRIGGER replies_stream_insert")
+psql(f"""INSERT INTO replies (post_id, post_author_id, author_id, body, status)
+SELECT p.id, p.author_id, (ARRAY[{','.join(map(str, authors))}])[1 + (p.id + k) % 100], '답글 ' || k, 'visible'
+FROM (SELECT id, author_id FROM posts WHERE author_id <> ALL (ARRAY[{anon['account']['id']}, {member['account']['id']}]) ORDER BY id DESC LIMIT 500) p
+CROSS JOIN generate_series(1, 20) AS k""")
+psql(f"""INSERT INTO replies (post_id, post_author_id, author_id, body, status)
+SELECT p.id, p.author_id, (ARRAY[{','.join(map(str, authors))}])[1 + (p.id + k) % 100], '내 글에 답글 ' || k, 'visible'
+FROM (SELECT id, author_id FROM posts WHERE author_id = ANY (ARRAY[{anon['account']['id']}, {member['account']['id']}])) p
+CROSS JOIN generate_series(1, 20) AS k""")
+psql("ALTER TABLE replies ENABLE TRIGGER replies_stream_insert")
+psql("VACUUM ANALYZE")
+POST_ID = psql("SELECT max(id) FROM posts WHERE author_id <> ALL (ARRAY[%s, %s])" % (anon['account']['id'], member['account']['id']))
+REPLIED = psql("SELECT max(post_id) FROM replies WHERE post_author_id <> ALL (ARRAY[%s, %s])" % (anon['account']['id'], member['account']['id']))
+
+SHAPES = [
+    ("GET /v1/posts/{id}", f"/v1/posts/{POST_ID}"),
+    ("GET /v1/posts?weatherType=rain", "/v1/posts?weatherType=rain"),
+    ("GET /v1/feed?regionId=1835848", "/v1/feed?regionId=1835848"),
+    ("GET /v1/regions/1835848/outfit", "/v1/regions/1835848/outfit"),
+    ("GET /v1/posts/{id}/replies", f"/v1/posts/{REPLIED}/replies"),
+    ("GET /v1/accounts/me/inbox", "/v1/accounts/me/inbox"),
+]
+READERS = [("no token", None), ("anonymous account", anon["token"]), ("member, 50 blocks", member["token"])]
+
+
+def cases():
+    for shape, path in SHAPES:
+        for reader, token in READERS:
+            if token is None and "inbox" in path:
+                continue
+            yield shape, path, reader, token
+
+
+# ---- the statements each request runs: captured with log_statement = all from a second instance -------------------
+LOG_ENTRY = re.compile(r"^\d{4}-\d\d-\d\d [\d:.]+ \S+ \[(\d+)\] ([A-Z]+):  (.*)$")
+PARAM = re.compile(r"\$(\d+) = (NULL|'((?:[^']|'')*)')")
+# A new pool connection's settings, the term filter's list, the live board's listener and the weather cache's
+# shared table: not the request's.
+IGNORED = ("SET ", "LISTEN", "SELECT term FROM blocked_terms")
+
+
+def logged(text):
+    entries = []
+    for line in text.splitlines():
+        m = LOG_ENTRY.match(line)
+        if m:
+            entries.append([m.group(1), m.group(2), m.group(3)])
+        elif entries:
+            entries[-1][2] += "\n" + line
+    out = []
+    for pid, kind, body in entries:
+        if kind == "LOG":
+            m = re.match(r"(?:execute [^:]+|statement): (.*)", body, re.S)
+            if m:
+                out.append([pid, m.group(1), {}])
+        elif kind == "DETAIL" and out and body.startswith("parameters:"):
+            out[-1][2] = {int(n): (None if v == "NULL" else raw.replace("''", "'")) for n, v, raw in PARAM.findall(body)}
+    return out
+
+
+def capture():
+    log_file = os.path.join(os.path.dirname(sh(PG, "psql", "-A", "-t", "-c", "SHOW data_directory").strip()), "log", "postgres.log")
+    sh(PG, "psql", "-c", f"ALTER DATABASE {DB} SET log_statement = 'all'")
+    port = PORT + 1
+    base = f"http://127.0.0.1:{port}"
+    captured = {}
+    p = start(port)
+    try:
+        for shape, path, reader, token in cases():
+            http("GET", path, token=token, base=base)  # warm: caches, prepared statements
+            time.sleep(0.3)
+            offset = os.path.getsize(log_file)
+            http("GET", path, token=token, base=base)
+            time.sleep(0.5)
+            with open(log_file, encoding="utf-8", errors="replace") as f:
+                f.seek(offset)
+                got = logged(f.read())
+            captured[(shape, reader)] = [(sql, params) for pid, sql, params in got
+                                         if not sql.startswith(IGNORED) and "FROM stream_events" not in sql and "pg_current_wal" not in sql]
+    finally:
+        stop(p)
+        sh(PG, "psql", "-c", f"ALTER DATABASE {DB} RESET log_statement")
+    return captured
+
+
+def pgbench_file(statements):
+    """The statements as a pgbench script: `$n` of statement i as `:s<i>p<n>`, with -D values from the log."""
+    lines, defines = [], {}
+    for i, (sql, params) in enumerate(statements):
+        text = re.sub(r"\$(\d+)", lambda m: f":s{i}p{m.group(1)}", sql.strip().rstrip(";"))
+        lines.append(text + ";")
+        for n, v in params.items():
+            defines[f"s{i}p{n}"] = "" if v is None else v
+    return "\n".join(lines) + "\n", defines
+
+
+def wrk(path, token=None, duration=DURATION):
+    args = ["wrk", "-t1", f"-c{CONNS}", f"-d{duration}s", "--latency"]
+    if token:
+        args += ["-H", f"Authorization: Bearer {token}"]
+    out = subprocess.run(args + [BASE + path], capture_output=True, text=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return rps, int(non2xx.group(1)) if non2xx else 0
+
+
+def pgbench(script, defines, duration=DURATION):
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(script)
+        path = f.name
+    args = ["pgbench", "-n", "-M", "prepared", f"-c{CONNS}", "-j2", f"-T{duration}", "-f", path]
+    for k, v in defines.items():
+        args += ["-D", f"{k}={v}"]
+    # The server's own session settings (PostgresConnection): generic plans, no JIT.
+    out = subprocess.run(args + [URL], capture_output=True, text=True, env=dict(os.environ, PGOPTIONS="-c plan_cache_mode=force_generic_plan -c jit=off"))
+    m = re.search(r"tps = ([\d.]+) \(without initial connection time\)", out.stdout)
+    if not m:
+        log(out.stdout[-2000:], out.stderr[-2000:])
+        return float("nan")
+    return float(m.group(1))
+
+
+for shape, path, reader, token in cases():
+    http("GET", path, token=token, expect=200)
+statements = capture()
+for (shape, reader), st in statements.items():
+    log(f"  {shape} · {reader}: {len(st)} statements")
+
+results = {}
+try:
+    for rnd in range(ROUNDS):
+        log(f"==> round {rnd + 1} of {ROUNDS} (wrk -t1 -c{CONNS} -d{DURATION}s; pgbench -M prepared -c{CONNS} -j2 -T{DURATION})")
+        for shape, path, reader, token in cases():
+            healthz, _ = wrk("/healthz")
+            rps, non2xx = wrk(path, token)
+            script, defines = pgbench_file(statements[(shape, reader)])
+            tps = pgbench(script, defines)
+            L = 1 / (1 / healthz + 1 / tps)
+            results.setdefault((shape, reader), []).append(dict(rps=rps, non2xx=non2xx, healthz=healthz, tps=tps, L=L, share=rps / L))
+            log(f"  {shape:<32} {reader:<18} {rps:>8.0f} req/s  healthz {healthz:>7.0f}  pgbench {tps:>7.0f}  L {L:>7.0f}  share {rps / L:.2f}" + (f"  non-2xx {non2xx}" if non2xx else ""))
+finally:
+    stop(server)
+    fake.kill()
+
+stamp = time.strftime("%Y-%m-%d-%H%M")
+commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+out = [f"# App shapes: token-less, an anonymous account's token, a member with 50 blocks ({stamp}, commit {commit})", "",
+       f"`bench/app/run`, {ROUNDS} round(s) of {DURATION} s, medians; load at the end {os.getloadavg()[0]:.2f}.", "",
+       "| shape | reader | statements | req/s | ×token-less | pgbench tps | L | share of L |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+for shape, path, reader, token in cases():
+    rs = results[(shape, reader)]
+    rps = statistics.median(r["rps"] for r in rs)
+    twin = results.get((shape, "no token")) or results.get(("GET /v1/posts/{id}/replies", "no token"))
+    ratio = rps / statistics.median(r["rps"] for r in twin)
+    out.append(f"| {shape} | {reader} | {len(statements[(shape, reader)])} | {rps:,.0f} | ×{ratio:.2f} | {statistics.median(r['tps'] for r in rs):,.0f} | "
+               f"{statistics.median(r['L'] for r in rs):,.0f} | {statistics.median(r['share'] for r in rs):.2f} |")
+out += ["", "The inbox has no token-less twin: its ratio is against the token-less replies list.", "", "<details><summary>the statements of each request</summary>", ""]
+for (shape, reader), st in statements.items():
+    out.append(f"**{shape} · {reader}**")
+    out.append("```sql")
+    out += [re.sub(r"\s+", " ", sql).strip() + ";" for sql, _ in st]
+    out.append("```")
+out.append("</details>")
+text = "\n".join(out) + "\n"
+print(text)
+open(os.path.join(RESULTS, f"app-{stamp}.md"), "w").write(text)
+sh(PG, "dropdb", DB)
