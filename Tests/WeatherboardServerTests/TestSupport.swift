@@ -92,8 +92,10 @@ struct TestServer: Sendable {
         headers: [(String, String)] = [],
         body: [UInt8]? = nil,
         // Generous: under the whole suite, requests that wait on the 2 hashing threads (login and registration
-        // bursts, every registered test account) queue behind many scrypt runs. A passing request never waits it out.
-        timeoutMilliseconds: Int = 60_000
+        // bursts, every registered test account) queue behind many scrypt runs and the burst's own rate-limit row
+        // locks. A passing request never waits it out (seen at 60 s: two full suites and a 10M-row bench at once, load
+        // 24, a login burst's last requests).
+        timeoutMilliseconds: Int = 120_000
     ) async throws -> CurlResponse {
         var headers = headers
         if !headers.contains(where: { $0.0.lowercased() == "x-forwarded-for" }) {
