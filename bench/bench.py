@@ -5,6 +5,8 @@ L = 1 / (1/healthz_rps + 1/pgbench_tps): the HTTP cost plus the database cost of
 """
 import json, os, re, signal, subprocess, sys, tempfile, threading, time, urllib.request
 
+from common import seed_posts_sql
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = sys.argv[1]
 QUICK = os.environ.get("BENCH_QUICK") == "1"
@@ -99,18 +101,8 @@ def route(name, path, sql=None, script=None, defines=None, env_extra=None):
 # ---- data: accounts and posts --------------------------------------------------------------------
 anon = http("POST", "/v1/accounts")
 TOKEN, ME = anon["token"], anon["account"]["id"]
-# Conditions on three posts in four, their feels-like spread over every band (CONTRACT §9; as bench/sql/seed_scale.sql).
-psql(f"""INSERT INTO posts (author_id, region_id, weather_type, category, title, body,
-                   conditions_weather_type, conditions_feels_like, conditions_band, conditions_observed_at)
-SELECT {ME}, (ARRAY[1835848,1838524,1843564,1835329,1846266])[1 + i % 5],
-       (ARRAY['clearSky','fewClouds','scatteredClouds','brokenClouds','showerRain','rain','thunderStorm','snow','mist'])[1 + i % 9],
-       (ARRAY['food','place','music','outfit','activity'])[1 + i % 5], 'title ' || i, '비 오는 날 추천 ' || i,
-       CASE WHEN f.feels IS NOT NULL THEN 'rain' END, f.feels,
-       CASE WHEN f.feels >= 28 THEN 'hot' WHEN f.feels >= 23 THEN 'warm' WHEN f.feels >= 20 THEN 'mild' WHEN f.feels >= 17 THEN 'cool'
-            WHEN f.feels >= 12 THEN 'chilly' WHEN f.feels >= 9 THEN 'cold' WHEN f.feels >= 5 THEN 'veryCold' WHEN f.feels IS NOT NULL THEN 'freezing' END,
-       CASE WHEN f.feels IS NOT NULL THEN now() END
-FROM generate_series(1, 10000) AS i
-CROSS JOIN LATERAL (SELECT CASE WHEN i % 4 <> 3 THEN (((i * 13) % 450) - 100) / 10.0 END::numeric(4,1) AS feels) f""")
+# 10,000 posts, conditions on three in four (common.seed_posts_sql).
+psql(seed_posts_sql(ME, 10000))
 # Two images on every 'mist' post (CONTRACT §8): the list of 20 posts with 2 images each (issue #15).
 psql(f"""INSERT INTO media (owner_id, post_id, position, storage_key, width, height, byte_size, preview_byte_size, blurhash, alt)
 SELECT {ME}, p.id, k, md5(p.id::text || '-' || k), 2048, 1536, 412345, 41234, 'LEHV6nWB2yk8pyo0adR*.7kCMdnj', '창밖의 안개 ' || k

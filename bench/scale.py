@@ -11,6 +11,8 @@ within minutes). The issue's floor: every shape keeps >= 0.9 of its 10k throughp
 """
 import json, os, re, signal, subprocess, sys, time, urllib.request
 
+from common import wrk as common_wrk
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = sys.argv[1]
 SIZES = [int(s) for s in os.environ.get("SCALE_SIZES", "10000,1000000,10000000").split(",")]
@@ -67,15 +69,7 @@ for _ in range(400):
 
 
 def wrk(path, token=None):
-    args = ["wrk", "-t1", f"-c{CONNS}", f"-d{SECONDS}s", "--latency"]
-    if token:
-        args += ["-H", f"Authorization: Bearer {token}"]
-    out = subprocess.run(args + [BASE + path], capture_output=True, text=True).stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    m = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", out)
-    p99 = float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)] if m else float("nan")
-    return rps, p99, int(non2xx.group(1)) if non2xx else 0
+    return common_wrk(BASE + path, CONNS, SECONDS, token)
 
 
 # ---- readers ---------------------------------------------------------------------------------------------

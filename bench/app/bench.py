@@ -18,7 +18,10 @@ Seed: 10,000 posts by 100 authors (conditions on three in four, as bench/bench.p
 """
 import json, os, re, signal, statistics, subprocess, sys, tempfile, time, urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from common import PG, RESULTS, ROOT, fresh_database, log, logged_statements, seed_posts_sql, sh  # noqa: E402
+from common import wrk as common_wrk  # noqa: E402
+
 BIN = sys.argv[1]
 DURATION = int(os.environ.get("APP_SECONDS", "10"))
 ROUNDS = int(os.environ.get("APP_ROUNDS", "1"))
@@ -26,27 +29,7 @@ CONNS = 32
 PORT = int(os.environ.get("BENCH_PORT", "18090"))
 BASE = f"http://127.0.0.1:{PORT}"
 DB = "weatherboard_app_bench"
-RESULTS = os.path.join(ROOT, "bench", "results")
-os.makedirs(RESULTS, exist_ok=True)
-PG = os.path.join(ROOT, "deploy", "local-postgres.sh")
-
-
-def sh(*args, **kw):
-    return subprocess.run(args, check=True, capture_output=True, text=True, **kw).stdout
-
-
-def log(*a):
-    print(*a, file=sys.stderr, flush=True)
-
-
-sh(PG, "dropdb", DB)
-sh(PG, "createdb", DB)
-URL = sh(PG, "url", DB).strip()
-
-
-def psql(sql):
-    return sh("psql", "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", URL, "-c", sql).strip()
-
+URL, psql = fresh_database(DB)
 
 fake = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "fake_weather.py"), "0", "0"], stdout=subprocess.PIPE, text=True)
 fake_port = int(fake.stdout.readline().strip())
@@ -95,17 +78,7 @@ for a in authors[:50]:
     http("POST", "/v1/accounts/me/blocks", {"accountId": str(a)}, token=member["token"])
 A0 = authors[0]
 psql("ALTER TABLE posts DISABLE TRIGGER posts_stream_insert")
-psql(f"""INSERT INTO posts (author_id, region_id, weather_type, category, title, body,
-                   conditions_weather_type, conditions_feels_like, conditions_band, conditions_observed_at)
-SELECT (ARRAY[{','.join(map(str, authors))}])[1 + i % 100], (ARRAY[1835848,1838524,1843564,1835329,1846266])[1 + i % 5],
-       (ARRAY['clearSky','fewClouds','scatteredClouds','brokenClouds','showerRain','rain','thunderStorm','snow','mist'])[1 + i % 9],
-       (ARRAY['food','place','music','outfit','activity'])[1 + i % 5], 'title ' || i, '비 오는 날 추천 ' || i,
-       CASE WHEN f.feels IS NOT NULL THEN 'rain' END, f.feels,
-       CASE WHEN f.feels >= 28 THEN 'hot' WHEN f.feels >= 23 THEN 'warm' WHEN f.feels >= 20 THEN 'mild' WHEN f.feels >= 17 THEN 'cool'
-            WHEN f.feels >= 12 THEN 'chilly' WHEN f.feels >= 9 THEN 'cold' WHEN f.feels >= 5 THEN 'veryCold' WHEN f.feels IS NOT NULL THEN 'freezing' END,
-       CASE WHEN f.feels IS NOT NULL THEN now() END
-FROM generate_series(1, 10000) AS i
-CROSS JOIN LATERAL (SELECT CASE WHEN i % 4 <> 3 THEN (((i * 13) % 450) - 100) / 10.0 END::numeric(4,1) AS feels) f""")
+psql(seed_posts_sql(f"(ARRAY[{','.join(map(str, authors))}])[1 + i % 100]", 10000))
 # Each reader's own posts (10 each), answered by the authors: the inbox.
 for reader in (anon, member):
     psql(f"""INSERT INTO posts (author_id, region_id, weather_type, category, title, body)
@@ -150,30 +123,8 @@ def cases():
 
 
 # ---- the statements each request runs: captured with log_statement = all from a second instance -------------------
-LOG_ENTRY = re.compile(r"^\d{4}-\d\d-\d\d [\d:.]+ \S+ \[(\d+)\] ([A-Z]+):  (.*)$")
-PARAM = re.compile(r"\$(\d+) = (NULL|'((?:[^']|'')*)')")
-# A new pool connection's settings, the term filter's list, the live board's listener and the weather cache's
-# shared table: not the request's.
+# A new pool connection's settings, the term filter's list, the live board's listener: not the request's.
 IGNORED = ("SET ", "LISTEN", "SELECT term FROM blocked_terms")
-
-
-def logged(text):
-    entries = []
-    for line in text.splitlines():
-        m = LOG_ENTRY.match(line)
-        if m:
-            entries.append([m.group(1), m.group(2), m.group(3)])
-        elif entries:
-            entries[-1][2] += "\n" + line
-    out = []
-    for pid, kind, body in entries:
-        if kind == "LOG":
-            m = re.match(r"(?:execute [^:]+|statement): (.*)", body, re.S)
-            if m:
-                out.append([pid, m.group(1), {}])
-        elif kind == "DETAIL" and out and body.startswith("parameters:"):
-            out[-1][2] = {int(n): (None if v == "NULL" else raw.replace("''", "'")) for n, v, raw in PARAM.findall(body)}
-    return out
 
 
 def capture():
@@ -192,7 +143,7 @@ def capture():
             time.sleep(0.5)
             with open(log_file, encoding="utf-8", errors="replace") as f:
                 f.seek(offset)
-                got = logged(f.read())
+                got = logged_statements(f.read())
             captured[(shape, reader)] = [(sql, params) for pid, sql, params in got
                                          if not sql.startswith(IGNORED) and "FROM stream_events" not in sql and "pg_current_wal" not in sql]
     finally:
@@ -212,14 +163,9 @@ def pgbench_file(statements):
     return "\n".join(lines) + "\n", defines
 
 
-def wrk(path, token=None, duration=DURATION):
-    args = ["wrk", "-t1", f"-c{CONNS}", f"-d{duration}s", "--latency"]
-    if token:
-        args += ["-H", f"Authorization: Bearer {token}"]
-    out = subprocess.run(args + [BASE + path], capture_output=True, text=True).stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return rps, int(non2xx.group(1)) if non2xx else 0
+def wrk(path, token=None):
+    rps, _, non2xx = common_wrk(BASE + path, CONNS, DURATION, token)
+    return rps, non2xx
 
 
 def pgbench(script, defines, duration=DURATION):

@@ -49,6 +49,9 @@ stdout and bench/results/replies-<date>.md, with each statement's generic plan a
 """
 import base64, json, os, re, signal, statistics, subprocess, sys, tempfile, time, urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import common  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.join(ROOT, "bench", "replies")
 BIN = sys.argv[1]
@@ -429,24 +432,9 @@ def normalized(sql):
     return " ".join(sql.split()).rstrip(";").strip()
 
 
-LOG_ENTRY = re.compile(r"^\d{4}-\d\d-\d\d [\d:.]+ \S+ \[(\d+)\] ([A-Z]+):  (.*)$")
-
-
 def logged_statements(text):
     """(pid, statement) of every statement in a stretch of the cluster's log (log_statement = all)."""
-    entries = []
-    for line in text.splitlines():
-        m = LOG_ENTRY.match(line)
-        if m:
-            entries.append([m.group(1), m.group(2), m.group(3)])
-        elif entries:
-            entries[-1][2] += "\n" + line
-    out = []
-    for pid, kind, body in entries:
-        m = re.match(r"(?:execute [^:]+|statement): (.*)", body, re.S) if kind == "LOG" else None
-        if m:
-            out.append((pid, m.group(1)))
-    return out
+    return [(pid, statement) for pid, statement, _ in common.logged_statements(text)]
 
 
 # A new pool connection's settings, and the term filter's list (read again at most every 5 s, not per request).
