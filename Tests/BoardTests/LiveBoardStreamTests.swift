@@ -106,20 +106,7 @@ struct LiveBoardStreamTests {
     // MARK: Replies
 
     static func post(_ state: ContentState, weather: WeatherType = .rain, region: Int = 10) -> Post {
-        let (status, reason, deleted): (PostStatus, String?, Bool) =
-            switch state {
-            case .visible: (.visible, nil, false)
-            case .filtered: (.hidden, "filter", false)
-            case .hidden: (.hidden, "reports", false)
-            case .removed: (.removed, nil, false)
-            case .deleted: (.visible, nil, true)
-            }
-        let now = Date(timeIntervalSince1970: 0)
-        return Post(
-            id: 100, authorID: postAuthor, authorDisplayName: "author", region: RegionSummary(id: region, nameEnglish: "Seoul", nameKorean: nil, countryCode: "KR"),
-            weatherType: weather, category: .food, title: nil, body: "body", status: status, hiddenReason: reason, deleted: deleted, createdAt: now, updatedAt: now,
-            edited: false
-        )
+        Fixture.post(100, author: postAuthor, state: state, region: region, weather: weather)
     }
 
     static func replyEvent(_ old: ContentState?, _ new: ContentState, author: Int = replyAuthor) -> StreamEvent {
