@@ -40,7 +40,7 @@ extension TestDatabase {
             }
             try await prepareTemplate(replacingDatabase(in: url, with: template))
             try await admin.withConnection { connection in
-                try connection.simpleQuery("DROP DATABASE IF EXISTS \(quoted(copy)) WITH (FORCE)")
+                try drop(copy, on: connection)
                 try connection.simpleQuery("CREATE DATABASE \(quoted(copy)) TEMPLATE \(quoted(template))")
             }
             // A session on the copy while it exists: another process's clean-up leaves it alone.
@@ -54,7 +54,7 @@ extension TestDatabase {
         let result: Result<T, any Error>
         do { result = .success(try await body(replacingDatabase(in: url, with: copy))) } catch { result = .failure(error) }
         keeper.shutdown()
-        try await admin.withConnection { try $0.simpleQuery("DROP DATABASE IF EXISTS \(quoted(copy)) WITH (FORCE)") }
+        try await admin.withConnection { try drop(copy, on: $0) }
         return try result.get()
     }
 
@@ -68,6 +68,17 @@ extension TestDatabase {
         let loaded = try await RegionCatalog.load(file: RegionCatalog.file(inMigrationsDirectory: sqlDirectory), on: pool, logger: testLogger)
         if !migrated.applied.isEmpty || loaded.loadedRegions != nil {
             try await pool.withConnection { try $0.simpleQuery("VACUUM (ANALYZE)") }
+        }
+    }
+
+    /// Drops database `name`, if present. Plainly first: that stops an autovacuum worker busy on it (a copy's rolled-back
+    /// load leaves dead rows), where `WITH (FORCE)` refuses to, its process having no role the test's may signal (42501,
+    /// seen in a fresh-clone run). Then, if a session is still on it (55006: the keeper's, not yet gone), with FORCE.
+    private static func drop(_ name: String, on connection: PostgresConnection) throws {
+        do {
+            try connection.simpleQuery("DROP DATABASE IF EXISTS \(quoted(name))")
+        } catch let error as PostgresError where error.sqlState == "55006" {
+            try connection.simpleQuery("DROP DATABASE IF EXISTS \(quoted(name)) WITH (FORCE)")
         }
     }
 
