@@ -133,14 +133,14 @@ final class JobQueue: Sendable {
 
     // MARK: Workers
 
-    /// Blocks until there are jobs for `worker`; empty once the queue is closed. `finished` is nil on the
-    /// first call and then says how many of the previous jobs went as one pipeline (0: none).
+    /// Blocks until there are jobs for `worker`; empty once the queue is closed. `finished` is false on the
+    /// first call and then true: the worker's previous jobs are done.
     ///
     /// When the first job is a single statement, the single statements queued right behind it come along
     /// too, up to `limit` in all: they were waiting for a connection anyway. While other working
     /// connections are idle, the queue is shared out among them instead, so no statement waits behind
     /// another while a connection that could run it sits free.
-    func next(worker: Int, limit: Int, finished: Int?) -> [Job] {
+    func next(worker: Int, limit: Int, finished: Bool) -> [Job] {
         enum Step {
             case run([Job], wake: Int?)
             case park(wakeTimer: Bool)
@@ -155,13 +155,7 @@ final class JobQueue: Sendable {
                     state.waking -= 1
                     state.wakeCount += 1
                 }
-                if let pipelined = finished {
-                    state.busy -= 1
-                    if pipelined > 0 {
-                        state.pipelines += 1
-                        state.pipelinedStatements += pipelined
-                    }
-                }
+                if finished { state.busy -= 1 }
                 if let batch = state.take(limit: limit, activeLimit: activeLimit, spareAfter: spareAfter) {
                     var wake: Int?
                     if !state.waiting.isEmpty, state.busy + state.waking < activeLimit, let other = state.idle.popLast() {
@@ -176,7 +170,7 @@ final class JobQueue: Sendable {
                 guard let head = state.head() else { return .park(wakeTimer: false) }
                 return .park(wakeTimer: state.timer(max(head.enqueued, state.lastStandby) &+ spareAfter))
             }
-            finished = nil
+            finished = false
             switch step {
             case .run(let batch, let wake):
                 if let wake { wakeups[wake].signal() }
@@ -265,6 +259,14 @@ final class JobQueue: Sendable {
         }
         for worker in idle { wakeups[worker].signal() }
         timerWakeup.signal()
+    }
+
+    /// Counts a pipeline of `statements` statements as sent.
+    func countPipeline(_ statements: Int) {
+        state.withLock { state in
+            state.pipelines += 1
+            state.pipelinedStatements += statements
+        }
     }
 
     /// Pipelines sent, and the statements in them, since start.

@@ -17,15 +17,15 @@ struct Worker: Sendable {
     func run() {
         var connection: PostgresConnection?
         var retryAfter: UInt64 = 0
-        var pipelined: Int?
-        while case let batch = queue.next(worker: index, limit: configuration.pipelineDepth, finished: pipelined), !batch.isEmpty {
-            pipelined = 0
+        var finished = false
+        while case let batch = queue.next(worker: index, limit: configuration.pipelineDepth, finished: finished), !batch.isEmpty {
+            finished = true
             guard let usable = usableConnection(&connection, retryAfter: &retryAfter, failing: batch) else { continue }
             var cancelSettled = true
             if batch.count == 1 {
                 cancelSettled = runAlone(batch[0], on: usable)
             } else {
-                pipelined = runPipelined(batch, on: usable)
+                runPipelined(batch, on: usable)
             }
             if !cancelSettled {
                 logger.warning("a cancel request did not reach the database in time; closing the connection", metadata: ["worker": "\(index)"])
@@ -80,13 +80,14 @@ struct Worker: Sendable {
     }
 
     /// Sends the statements as one pipeline; returns how many went (0 when fewer than two).
-    private func runPipelined(_ batch: [Job], on connection: PostgresConnection) -> Int {
+    private func runPipelined(_ batch: [Job], on connection: PostgresConnection) {
         // Jobs cancelled while they waited are dropped here; the rest run to the end, even if cancelled later.
         let jobs = batch.filter { $0.beginPipelined() }
+        // Counted before any caller has its answer, so a caller reading the counts after it sees its own pipeline.
+        if jobs.count > 1 { queue.countPipeline(jobs.count) }
         connection.pipeline(jobs.map { $0.statement ?? "" }) { index, result in
             jobs[index].report(result)
         }
-        return jobs.count > 1 ? jobs.count : 0
     }
 
     /// The worker's connection, checked and reconnected if needed. On failure the jobs are failed and nil returned.
