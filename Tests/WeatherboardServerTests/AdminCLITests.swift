@@ -113,7 +113,7 @@ struct AdminCLITests {
             let log = try await cli.run(["log", "--json", "--limit", "100"])
             #expect(log.status == 0, "log --json: \(log)")
             let entries = try #require((try JSONSerialization.jsonObject(with: Data(log.stdout.utf8)) as? [String: Any])?["items"] as? [[String: Any]])
-            let entry = try #require(entries.first { $0["targetId"] as? String == postID && $0["action"] as? String == "remove" })
+            let entry = try #require(entries.first { $0["targetType"] as? String == "post" && $0["targetId"] as? String == postID && $0["action"] as? String == "remove" })
             #expect(entry["note"] as? String == "commercial spam")
             #expect(entry["moderatorId"] as? String == moderator.id)
             #expect(entry["targetType"] as? String == "post")

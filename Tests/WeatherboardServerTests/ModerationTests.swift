@@ -168,7 +168,8 @@ struct ModerationTests {
             #expect(try await server.json("POST", "/v1/moderation/posts/424242424/decision", token: moderator.token, ["action": "remove"]).status == 404)
 
             let log = try await server.json("GET", "/v1/moderation/log?limit=100", token: moderator.token)
-            let mine = log.items.filter { $0["targetId"] as? String == postID }
+            // Post and account ids are separate sequences: another suite's ban can name an account of this id.
+            let mine = log.items.filter { $0["targetType"] as? String == "post" && $0["targetId"] as? String == postID }
             #expect(mine.map { $0["action"] as? String } == ["restore", "dismiss", "remove", "dismiss"])
             #expect(mine.first?["moderatorId"] as? String == moderator.id)
             #expect(mine.first?["targetType"] as? String == "post")
@@ -226,7 +227,7 @@ struct ModerationTests {
             #expect(try await server.json("POST", "/v1/moderation/accounts/777777777/ban", token: moderator.token, ["until": NSNull(), "reason": "x"]).status == 404)
 
             let log = try await server.json("GET", "/v1/moderation/log?limit=100", token: moderator.token)
-            let actions = log.items.filter { $0["targetId"] as? String == target.id }.map { $0["action"] as? String }
+            let actions = log.items.filter { $0["targetType"] as? String == "account" && $0["targetId"] as? String == target.id }.map { $0["action"] as? String }
             #expect(actions == ["ban", "unban", "ban"])
         }
     }
@@ -267,7 +268,7 @@ struct ModerationTests {
             let postID = try #require(try await server.createPost(author)["id"] as? String)
             #expect(try await server.json("DELETE", "/v1/posts/\(postID)", token: moderator.token).status == 204)
             let log = try await server.json("GET", "/v1/moderation/log", token: moderator.token)
-            #expect(log.items.contains { $0["targetId"] as? String == postID && $0["action"] as? String == "delete" })
+            #expect(log.items.contains { $0["targetType"] as? String == "post" && $0["targetId"] as? String == postID && $0["action"] as? String == "delete" })
         }
     }
 }
