@@ -7,6 +7,8 @@ public struct AccountService: Sendable {
     let store: any AccountStore
     let hasher: PasswordHasher
     let rateLimiter: RateLimiter
+    /// How this process's session checks ran (`SessionGate`), for `/metrics`.
+    public let sessionChecks = SessionCheckCounts()
 
     public init(store: any AccountStore, hasher: PasswordHasher, rateLimiter: RateLimiter) {
         self.store = store
@@ -38,9 +40,17 @@ public struct AccountService: Sendable {
     }
 
     public func authenticate(bearer: String) async throws -> Identity {
-        guard let token = Token(parsing: bearer) else { throw BoardError.unauthenticated }
-        guard let identity = try await store.identity(tokenHash: token.hash) else { throw BoardError.unauthenticated }
-        return identity
+        try await gate(bearer: bearer).resolve()
+    }
+
+    /// `Authorization: Bearer <token>` as a gate for a read to check (`SessionGate`); a malformed token is refused at
+    /// once (`unauthenticated`).
+    public func gate(bearer: String) throws -> SessionGate {
+        guard let token = Token(parsing: bearer) else {
+            sessionChecks.add(.refused)
+            throw BoardError.unauthenticated
+        }
+        return SessionGate(tokenHash: token.hash, store: store, counts: sessionChecks)
     }
 
     /// `POST /v1/accounts/me/credentials`: same account id, same posts; every older token stops working.

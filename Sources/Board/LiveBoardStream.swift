@@ -74,6 +74,8 @@ public struct LiveBoardStream: Sendable, Hashable {
         case .anonymous: .anonymous
         case .member(let id): id == authorID ? .author(moderator: false) : .member
         case .moderator(let id): id == authorID ? .author(moderator: true) : .moderator
+        // A stream opens for a checked reader (`StreamController`); a token not checked reads as no one's.
+        case .session: .anonymous
         }
     }
 }

@@ -9,6 +9,11 @@ enum PlanTrick {
         "\(raw: column) >= \(value) AND \(raw: column) <= \(value)"
     }
 
+    /// `equal` of a value written in SQL (the reader's account: `Visibility.account`).
+    static func equal(_ column: String, _ value: SQLQuery) -> SQLQuery {
+        "\(raw: column) >= \(value) AND \(raw: column) <= \(value)"
+    }
+
     /// `column` as an expression no index matches (`+ 0` on a number, `|| ''` on text): a walk that must go through
     /// another index cannot be planned through this column's.
     static func unindexed(_ column: String, text: Bool) -> String {

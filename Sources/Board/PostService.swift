@@ -115,7 +115,8 @@ public struct PostService: Sendable {
 
     /// One post, or `notFound` when the viewer may not see it.
     public func post(id: Int, viewer: Viewer) async throws -> Post {
-        guard let post = try await store.read(id: id, viewer: viewer), Visibility(viewer).shows(post.state, authorID: post.authorID) else {
+        let (found, viewer) = try await store.read(id: id, viewer: viewer)
+        guard let post = found, Visibility(viewer).shows(post.state, authorID: post.authorID) else {
             throw BoardError.notFound("post")
         }
         return post
@@ -136,7 +137,7 @@ public struct PostService: Sendable {
         }
         let limit = query.limit
         query.limit = limit + 1
-        let posts = try await store.list(query, viewer: viewer)
+        let (posts, _) = try await store.list(query, viewer: viewer)
         return Self.page(posts, limit: limit, sort: query.sort, outside: query.fitBand)
     }
 

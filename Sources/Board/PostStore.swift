@@ -5,10 +5,11 @@ public protocol PostStore: Sendable {
     func create(authorID: Int, post: NewPost, status: PostStatus, idempotency: IdempotencyKey?, admission: Admission) async throws -> (Post, replayed: Bool)
     /// Any post by id, deleted or not; `helpedByMe` for `viewer` (false for nil).
     func post(id: Int, viewer: Int?) async throws -> Post?
-    /// One post for a reader: as `post(id:viewer:)`, possibly from a standby fresh enough for `viewer` (CONTRACT §12).
-    func read(id: Int, viewer: Viewer) async throws -> Post?
-    /// A page of posts the viewer may see in lists, newest first.
-    func list(_ query: PostQuery, viewer: Viewer) async throws -> [Post]
+    /// One post for a reader: as `post(id:viewer:)`, possibly from a standby fresh enough for `viewer` (CONTRACT §12),
+    /// and the reader as the read found it (a token still to be checked is checked in the read: `SessionGate`).
+    func read(id: Int, viewer: Viewer) async throws -> (Post?, Viewer)
+    /// A page of posts the viewer may see in lists, newest first, and the reader as the read found it.
+    func list(_ query: PostQuery, viewer: Viewer) async throws -> ([Post], Viewer)
     /// The author's own posts of every status, deleted ones excepted.
     func listOwn(authorID: Int, before: Int?, limit: Int) async throws -> [Post]
     /// Edits a post in one transaction on its locked row (`SELECT … FOR UPDATE`), so edits of one post

@@ -19,17 +19,18 @@ public struct PostgresAccountStore: AccountStore {
         CASE WHEN a.banned AND (a.banned_until IS NULL OR a.banned_until > now()) THEN a.banned_until END AS banned_until_now
         """
 
-    static func account(from row: PostgresRow) throws -> Account {
+    /// An account from `columns`, each name after `prefix` (`SessionGate` reads them as `me_…`).
+    static func account(from row: PostgresRow, prefix: String = "") throws -> Account {
         Account(
-            id: try row.decode(Int.self, "id"),
-            kind: try UnknownStoredValue.decode(AccountKind.self, row.decode(String.self, "kind"), column: "accounts.kind"),
-            username: try row.decode(String?.self, "username"),
-            displayName: try row.decode(String.self, "display_name"),
-            role: try UnknownStoredValue.decode(Role.self, row.decode(String.self, "role"), column: "accounts.role"),
-            banned: try row.decode(Bool.self, "banned_now"),
-            bannedUntil: try row.decode(Date?.self, "banned_until_now"),
-            createdAt: try row.decode(Date.self, "created_at"),
-            writeLSN: try row.decode(Int64.self, "write_lsn")
+            id: try row.decode(Int.self, prefix + "id"),
+            kind: try UnknownStoredValue.decode(AccountKind.self, row.decode(String.self, prefix + "kind"), column: "accounts.kind"),
+            username: try row.decode(String?.self, prefix + "username"),
+            displayName: try row.decode(String.self, prefix + "display_name"),
+            role: try UnknownStoredValue.decode(Role.self, row.decode(String.self, prefix + "role"), column: "accounts.role"),
+            banned: try row.decode(Bool.self, prefix + "banned_now"),
+            bannedUntil: try row.decode(Date?.self, prefix + "banned_until_now"),
+            createdAt: try row.decode(Date.self, prefix + "created_at"),
+            writeLSN: try row.decode(Int64.self, prefix + "write_lsn")
         )
     }
 
@@ -133,7 +134,7 @@ public struct PostgresAccountStore: AccountStore {
 
     public func account(id: Int) async throws -> Account? {
         let rows = try await database.query("SELECT \(raw: Self.columns) FROM accounts a WHERE a.id = \(id) AND a.deleted_at IS NULL")
-        return try rows.first.map(Self.account(from:))
+        return try rows.first.map { try Self.account(from: $0) }
     }
 
     public func delete(accountID: Int) async throws {

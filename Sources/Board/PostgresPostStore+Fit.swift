@@ -16,19 +16,24 @@ import Vocabulary
 /// written as a range too would keep the scan going past a sparse band through the rest of the shape.
 extension PostgresPostStore {
     /// `condition` narrows every walk further (a search's: `PostgresPostStore+Search.swift`).
-    func fitList(_ query: PostQuery, viewer: Viewer, condition: SQLQuery = "") async throws -> [Post] {
+    /// The first group's statement checks a token still to be checked (`SessionGate`); the others read for the reader
+    /// it found.
+    func fitList(_ query: PostQuery, viewer: Viewer, condition: SQLQuery = "") async throws -> ([Post], Viewer) {
         let (outside, start) = Self.fitStart(query)
         var posts: [Post] = []
+        var viewer = viewer
         for group in PostSort.FitGroup.allCases where group >= start {
             var part = query
             part.after = group == start ? query.after : nil
             part.limit = query.limit - posts.count
-            posts += try Self.posts(
-                await database.query(Self.withMedia(Self.fitGroupQuery(group, outside: outside, part, viewer: viewer, condition: condition), viewer: viewer.accountID, sort: .fit))
-            )
+            let (rows, reader) = try await SessionGate.read(database, for: viewer) {
+                Self.withMedia(Self.fitGroupQuery(group, outside: outside, part, viewer: $0, condition: condition), viewer: Visibility($0).account, sort: .fit)
+            }
+            viewer = reader
+            posts += try Self.posts(rows)
             if posts.count >= query.limit { break }
         }
-        return posts
+        return (posts, viewer)
     }
 
     /// The band the walk ranks for and the group it starts in: its cursor's, or the band outside from the first group.

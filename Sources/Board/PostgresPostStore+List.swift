@@ -72,15 +72,22 @@ extension PostgresPostStore {
         }
     }
 
-    public func list(_ query: PostQuery, viewer: Viewer) async throws -> [Post] {
-        try await routed(viewer) { try await $0.listHere(query, viewer: viewer) }
+    public func list(_ query: PostQuery, viewer: Viewer) async throws -> ([Post], Viewer) {
+        try await routed(viewer) { try await $0.listHere(query, viewer: $1) }
     }
 
     /// `list` on this store's own pool.
-    func listHere(_ query: PostQuery, viewer: Viewer) async throws -> [Post] {
-        if let search = query.search { return try await searchList(query, search: search, viewer: viewer) }
+    func listHere(_ query: PostQuery, viewer: Viewer) async throws -> ([Post], Viewer) {
+        if let search = query.search {
+            // A search reads the windows' candidates first: its token is checked by a statement of its own.
+            let viewer = try await SessionGate.checked(viewer)
+            return (try await searchList(query, search: search, viewer: viewer), viewer)
+        }
         if query.sort == .fit { return try await fitList(query, viewer: viewer) }
-        return try Self.posts(await database.query(Self.withMedia(Self.listQuery(query, viewer: viewer), viewer: viewer.accountID, sort: query.sort)))
+        let (rows, reader) = try await SessionGate.read(database, for: viewer) {
+            Self.withMedia(Self.listQuery(query, viewer: $0), viewer: Visibility($0).account, sort: query.sort)
+        }
+        return (try Self.posts(rows), reader)
     }
 
     /// The one statement behind `list` (the plan tests EXPLAIN it): one walk per part of the reader's view
@@ -88,20 +95,21 @@ extension PostgresPostStore {
     /// index in the sort's order and reading a page (`SQLQuery.page`), merged by the sort's key. A single walk (an
     /// anonymous reader's, or a member's list of another author, of one condition) is the page itself.
     static func listQuery(_ query: PostQuery, viewer: Viewer, conditions: [SQLQuery] = [""]) -> SQLQuery {
-        let walks = Visibility(viewer).branches(author: query.authorID).flatMap { branch in conditions.map { (branch, $0) } }
+        let visibility = Visibility(viewer)
+        let walks = visibility.branches(author: query.authorID).flatMap { branch in conditions.map { (branch, $0) } }
         guard walks.count > 1 else {
             // One walk: an anonymous reader's, or a member's list of another author (whose blocks still apply).
-            return (viewer.accountID.map { "WITH " + Self.blocked(by: $0) + " " } ?? "")
-                + Self.branch(.visible, query, head: Self.select, blocks: viewer.accountID != nil, condition: conditions.first ?? "").page(limit: query.limit)
+            return (visibility.account.map { "WITH " + Self.blocked(by: $0) + " " } ?? "")
+                + Self.branch(.visible, query, head: Self.select, blocks: visibility.hasBlocks, condition: conditions.first ?? "").page(limit: query.limit)
         }
         // A ranked page merges its walks by score, so the candidates carry it.
         let candidate = query.sort.scoreColumn.map { "SELECT p.id, p.\($0) AS score FROM posts p" } ?? "SELECT p.id FROM posts p"
         var sql: SQLQuery = "WITH "
-        if let me = viewer.accountID { sql.append("\(Self.blocked(by: me)), ") }
+        if let me = visibility.account { sql.append("\(Self.blocked(by: me)), ") }
         sql.append("ids AS ((")
         for (index, (branch, condition)) in walks.enumerated() {
             if index > 0 { sql.append(") UNION ALL (") }
-            sql.append(Self.branch(branch, query, head: candidate, blocks: viewer.accountID != nil, condition: condition).page(limit: query.limit))
+            sql.append(Self.branch(branch, query, head: candidate, blocks: visibility.hasBlocks, condition: condition).page(limit: query.limit))
         }
         // The page is chosen among the ids alone; only its posts are joined with their authors and regions.
         let page: SQLQuery = "SELECT id FROM ids ORDER BY \(raw: query.sort.scoreColumn == nil ? "id DESC" : "score DESC, id DESC")"
@@ -138,7 +146,7 @@ extension PostgresPostStore {
     /// `blocked`, a `WITH` query: the authors `viewer` blocks, read once for the whole statement from `blocks_pkey`,
     /// which every walk of a merged page (up to 26) hashes (`notBlocked`) instead of planning its own check of `blocks`
     /// by that table's statistics (docs/PLANS.md).
-    static func blocked(by viewer: Int) -> SQLQuery {
+    static func blocked(by viewer: SQLQuery) -> SQLQuery {
         "blocked AS MATERIALIZED (SELECT b.blocked_id FROM blocks b WHERE \(PlanTrick.equal("b.blocker_id", viewer)))"
     }
 

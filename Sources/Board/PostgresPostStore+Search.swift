@@ -29,7 +29,7 @@ extension PostgresPostStore {
 
     func searchList(_ query: PostQuery, search: SearchTerms, viewer: Viewer) async throws -> [Post] {
         if query.sort == .new && query.authorID == nil {
-            return try Self.posts(await database.query(Self.withMedia(Self.windowedPage(query, search: search, viewer: viewer), viewer: viewer.accountID)))
+            return try Self.posts(await database.query(Self.withMedia(Self.windowedPage(query, search: search, viewer: viewer), viewer: Visibility(viewer).account)))
         }
         let condition: SQLQuery
         if query.authorID != nil {
@@ -44,8 +44,8 @@ extension PostgresPostStore {
             let ids = try rows.map { try $0.decode(Int.self, "id") }
             condition = ids.count < Self.candidateCap ? " AND p.id = ANY(\(ids.map(String.init))::bigint[])" : Self.documentCondition(search)
         }
-        if query.sort == .fit { return try await fitList(query, viewer: viewer, condition: condition) }
-        return try Self.posts(await database.query(Self.withMedia(Self.listQuery(query, viewer: viewer, conditions: [condition]), viewer: viewer.accountID, sort: query.sort)))
+        if query.sort == .fit { return try await fitList(query, viewer: viewer, condition: condition).0 }
+        return try Self.posts(await database.query(Self.withMedia(Self.listQuery(query, viewer: viewer, conditions: [condition]), viewer: Visibility(viewer).account, sort: query.sort)))
     }
 
     /// A page in the default order: `windowedQuery`'s ids, as posts, newest first, each read by its primary key (a
@@ -75,7 +75,7 @@ extension PostgresPostStore {
         var start: SQLQuery = "(SELECT coalesce(max(id), 0) FROM posts)"
         if let before = query.before { start = "least(\(before - 1)::bigint, " + start + ")" }
         var sql: SQLQuery = "WITH RECURSIVE "
-        if let me = viewer.accountID { sql.append("\(Self.blocked(by: me)), ") }
+        if let me = Visibility(viewer).account { sql.append("\(Self.blocked(by: me)), ") }
         sql.append("w (round, lo, found, done) AS (SELECT 0, ")
         sql.append(start)
         sql.append(

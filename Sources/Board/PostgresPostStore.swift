@@ -13,10 +13,13 @@ public struct PostgresPostStore: PostStore {
         self.reads = reads
     }
 
-    /// Runs `body` with a store on the pool `viewer`'s reads go to (`ReplicaRouter`), or on this one.
-    func routed<T: Sendable>(_ viewer: Viewer, _ body: (PostgresPostStore) async throws -> T) async throws -> T {
-        guard let reads else { return try await body(self) }
-        return try await reads.read(viewer.reads) { pool in try await body(PostgresPostStore(database: pool)) }
+    /// Runs `body` with a store on the pool `viewer`'s reads go to (`ReplicaRouter`), or on this one; `body` gets the
+    /// reader. With standbys a token still to be checked is checked first, on the primary (`SessionGate.checked`);
+    /// without, `body` checks it inside its read (`SessionGate.read`).
+    func routed<T: Sendable>(_ viewer: Viewer, _ body: (PostgresPostStore, Viewer) async throws -> T) async throws -> T {
+        guard let reads else { return try await body(self, viewer) }
+        let viewer = try await SessionGate.checked(viewer)
+        return try await reads.read(viewer.reads) { pool in try await body(PostgresPostStore(database: pool), viewer) }
     }
 
     /// A post with its author's name and its region. The author is a LATERAL lookup behind `OFFSET 0`, which the
@@ -54,7 +57,7 @@ public struct PostgresPostStore: PostStore {
     /// posts in the list's order (`sort`), images in display order.
     /// The sort is over the page's rows only: the query inside still walks its index in order (`ListPlanTests`).
     /// (A JSON column per post, decoded per row, was half of a list request's CPU with two images a post.)
-    static func withMedia(_ query: SQLQuery, viewer: Int? = nil, sort: PostSort = .new) -> SQLQuery {
+    static func withMedia(_ query: SQLQuery, viewer: SQLQuery? = nil, sort: PostSort = .new) -> SQLQuery {
         var sql: SQLQuery = "SELECT page.*, "
         if let viewer {
             sql.append("EXISTS (SELECT 1 FROM helpful_marks h WHERE h.post_id = page.id AND h.account_id = \(viewer)) AS helped_by_me, " as SQLQuery)
@@ -69,13 +72,23 @@ public struct PostgresPostStore: PostStore {
         return sql
     }
 
+    /// `withMedia` with `helped_by_me` for account `viewer`.
+    static func withMedia(_ query: SQLQuery, viewer: Int?, sort: PostSort = .new) -> SQLQuery {
+        withMedia(query, viewer: viewer.map { "\($0)" } as SQLQuery?, sort: sort)
+    }
+
+    /// `byID` with `helped_by_me` for account `viewer`.
+    static func byID(_ id: Int, viewer: Int?) -> SQLQuery {
+        byID(id, viewer: viewer.map { "\($0)" } as SQLQuery?)
+    }
+
     /// The one post `id`, with its images.
-    static func byID(_ id: Int, viewer: Int? = nil) -> SQLQuery {
+    static func byID(_ id: Int, viewer: SQLQuery? = nil) -> SQLQuery {
         withMedia("\(raw: select) WHERE p.id = \(id)", viewer: viewer)
     }
 
     /// Posts from rows of `withMedia`.
-    static func posts(_ rows: PostgresRows) throws -> [Post] {
+    static func posts(_ rows: some Sequence<PostgresRow>) throws -> [Post] {
         let helpedColumn = Column.allCases.count
         let mediaColumn = helpedColumn + 1
         var posts: [Post] = []
@@ -205,8 +218,11 @@ public struct PostgresPostStore: PostStore {
         try Self.posts(await database.query(Self.byID(id, viewer: viewer))).first
     }
 
-    public func read(id: Int, viewer: Viewer) async throws -> Post? {
-        try await routed(viewer) { try await $0.post(id: id, viewer: viewer.accountID) }
+    public func read(id: Int, viewer: Viewer) async throws -> (Post?, Viewer) {
+        try await routed(viewer) { store, viewer in
+            let (rows, reader) = try await SessionGate.read(store.database, for: viewer) { Self.byID(id, viewer: Visibility($0).account) }
+            return (try Self.posts(rows).first, reader)
+        }
     }
 
     public func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> (Post, removedMedia: [String]) {

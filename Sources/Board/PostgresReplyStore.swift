@@ -14,10 +14,13 @@ public struct PostgresReplyStore: Sendable {
         self.reads = reads
     }
 
-    /// Runs `body` on the pool `viewer`'s reads go to (`ReplicaRouter`), or on the primary.
-    func routed<T: Sendable>(_ viewer: Viewer, _ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        guard let reads else { return try await database.withConnection(body) }
-        return try await reads.read(viewer.reads) { pool in try await pool.withConnection(body) }
+    /// Runs `body` on the pool `viewer`'s reads go to (`ReplicaRouter`), or on the primary; `body` gets the reader.
+    /// With standbys a token still to be checked is checked first, on the primary (`SessionGate.checked`); without,
+    /// `body` checks it inside its first statement (`SessionGate.read`).
+    func routed<T: Sendable>(_ viewer: Viewer, _ body: @escaping @Sendable (PostgresConnection, Viewer) throws -> T) async throws -> T {
+        guard let reads else { return try await database.withConnection { try body($0, viewer) } }
+        let viewer = try await SessionGate.checked(viewer)
+        return try await reads.read(viewer.reads) { pool in try await pool.withConnection { try body($0, viewer) } }
     }
 
     /// Replies with their author's name and their post's title and state. The author and the post are LATERAL
@@ -60,7 +63,7 @@ public struct PostgresReplyStore: Sendable {
 
     static func byID(_ id: Int) -> SQLQuery { "\(raw: select) WHERE r.id = \(id)" }
 
-    static func replies(_ rows: PostgresRows) throws -> [Reply] { try rows.map(reply(from:)) }
+    static func replies(_ rows: some Sequence<PostgresRow>) throws -> [Reply] { try rows.map(reply(from:)) }
 
     /// Any reply by id, deleted or not, on the primary.
     public func reply(id: Int) async throws -> Reply? {
@@ -68,8 +71,11 @@ public struct PostgresReplyStore: Sendable {
     }
 
     /// One reply for a reader, possibly from a standby fresh enough for `viewer`.
-    public func read(id: Int, viewer: Viewer) async throws -> Reply? {
-        try await routed(viewer) { try Self.replies($0.query(Self.byID(id))).first }
+    public func read(id: Int, viewer: Viewer) async throws -> (Reply?, Viewer) {
+        try await routed(viewer) { connection, viewer in
+            let (rows, reader) = try SessionGate.read(on: connection, for: viewer) { _ in Self.byID(id) }
+            return (try Self.replies(rows).first, reader)
+        }
     }
 
     // MARK: Create
@@ -128,16 +134,19 @@ public struct PostgresReplyStore: Sendable {
 
     /// What decides who may see post `postID` (`notFound` when there is none), and a page of its replies after `after`, oldest first:
     /// for moderators every reply, deleted ones included; for anyone else visible replies and the reader's own (not
-    /// deleted), without authors the reader blocks. `decide` gets the post's access first and returns whether to read
-    /// replies at all (it throws to refuse); both run on one connection.
+    /// deleted), without authors the reader blocks. `decide` gets the post's access and the reader first (a token
+    /// still to be checked is checked in that statement) and returns whether to read replies at all (it throws to
+    /// refuse); both run on one connection.
     public func list(
-        postID: Int, after: Int?, limit: Int, viewer: Viewer, decide: @escaping @Sendable (PostAccess) throws -> Bool
+        postID: Int, after: Int?, limit: Int, viewer: Viewer, decide: @escaping @Sendable (PostAccess, Viewer) throws -> Bool
     ) async throws -> [Reply] {
-        try await routed(viewer) { connection in
-            var show = false
-            try PostgresPostStore.checkAccess(postID, on: connection) { show = try decide($0) }
-            guard show else { return [] }
-            return try Self.replies(connection.query(Self.listQuery(postID: postID, after: after, limit: limit, viewer: viewer)))
+        try await routed(viewer) { connection, viewer in
+            let (rows, reader) = try SessionGate.read(on: connection, for: viewer) { _ in
+                "SELECT \(raw: PostgresPostStore.accessColumns) FROM posts WHERE id = \(postID)"
+            }
+            guard let row = rows.first else { throw BoardError.notFound("post") }
+            guard try decide(PostgresPostStore.access(from: row), reader) else { return [] }
+            return try Self.replies(connection.query(Self.listQuery(postID: postID, after: after, limit: limit, viewer: reader)))
         }
     }
 
@@ -147,7 +156,7 @@ public struct PostgresReplyStore: Sendable {
         let visibility = Visibility(viewer)
         sql.append(" AND ")
         sql.append(visibility.condition("r"))
-        if let me = visibility.accountID {
+        if let me = visibility.account {
             sql.append(" AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(me) AND b.blocked_id = r.author_id)" as SQLQuery)
         }
         // A range, not `=`, and the index's own order (post_id, id). A generic plan estimates `post_id = $1` from the
@@ -162,7 +171,7 @@ public struct PostgresReplyStore: Sendable {
     /// The conditions of an inbox row: a visible reply by someone else (the partial index's predicate) on a post of
     /// `me`'s that acts as visible to `me` (`p`, the reply's post: `Visibility.treatedAsVisibleByAuthor`), by an author `me` does not block. `me` as a range, for
     /// the reason `listQuery` gives: an author with 100,000 replies must be walked in order, not collected and sorted.
-    static func inboxConditions(_ me: Int) -> SQLQuery {
+    static func inboxConditions(_ me: SQLQuery) -> SQLQuery {
         var sql = inboxReplyConditions(me)
         sql.append(" AND ")
         sql.append(Visibility.treatedAsVisibleByAuthor("p"))
@@ -173,7 +182,7 @@ public struct PostgresReplyStore: Sendable {
     /// more of a reply never reads the replies' heap. The authors `me` blocks are read once, into a hash the walk
     /// probes (`NOT IN` an uncorrelated subquery: a "hashed SubPlan"; `blocked_id` is never NULL): a `NOT EXISTS` probed
     /// `blocks_pkey` once a row, 200 of the unread count's 500 buffers.
-    static func inboxReplyConditions(_ me: Int) -> SQLQuery {
+    static func inboxReplyConditions(_ me: SQLQuery) -> SQLQuery {
         """
         \(PlanTrick.equal("r.post_author_id", me)) AND r.status = 'visible' AND r.deleted_at IS NULL AND r.author_id <> r.post_author_id
           AND r.author_id NOT IN (SELECT b.blocked_id FROM blocks b WHERE b.blocker_id = \(me))
@@ -184,16 +193,26 @@ public struct PostgresReplyStore: Sendable {
     public static let unreadCap = 100
 
     /// A page of `me`'s inbox before `before`, newest first, and its unread count (at most `unreadCap` + 1: more
-    /// than the cap), read on one connection.
-    public func inbox(of me: Int, before: Int?, limit: Int, viewer: Viewer) async throws -> (replies: [Reply], unread: Int) {
-        try await routed(viewer) { connection in
-            let replies = try Self.replies(connection.query(Self.inboxQuery(of: me, before: before, limit: limit)))
-            return (replies, try Self.unread(of: me, on: connection))
+    /// than the cap), read on one connection, and the reader: a token still to be checked is checked in the page's
+    /// statement. `unauthenticated` for a reader with no account.
+    public func inbox(_ viewer: Viewer, before: Int?, limit: Int) async throws -> (replies: [Reply], unread: Int, viewer: Viewer) {
+        try await routed(viewer) { connection, viewer in
+            guard Visibility(viewer).account != nil else { throw BoardError.unauthenticated }
+            let (rows, reader) = try SessionGate.read(on: connection, for: viewer) {
+                Self.inboxQuery(of: Visibility($0).account ?? "NULL", before: before, limit: limit)
+            }
+            guard let id = reader.accountID else { throw BoardError.unauthenticated }
+            return (try Self.replies(rows), try Self.unread(of: id, on: connection), reader)
         }
     }
 
-    /// A page of `me`'s inbox before `before`, newest first.
+    /// `inboxQuery` of account `me`.
     static func inboxQuery(of me: Int, before: Int?, limit: Int) -> SQLQuery {
+        inboxQuery(of: "\(me)" as SQLQuery, before: before, limit: limit)
+    }
+
+    /// A page of `me`'s inbox before `before`, newest first; `me` in SQL (`Visibility.account`).
+    static func inboxQuery(of me: SQLQuery, before: Int?, limit: Int) -> SQLQuery {
         var sql: SQLQuery = "\(raw: Self.select) WHERE "
         sql.append(Self.inboxConditions(me))
         if let before { sql.append(" AND r.id < \(before)" as SQLQuery) }
@@ -213,7 +232,7 @@ public struct PostgresReplyStore: Sendable {
             SELECT count(*) FILTER (WHERE newest.id > (SELECT inbox_read_upto FROM accounts WHERE id = \(me))) AS n FROM (
                 SELECT r.id FROM replies r WHERE\u{20}
             """
-        sql.append(inboxReplyConditions(me))
+        sql.append(inboxReplyConditions("\(me)"))
         // `posts_unshown_author_idx`'s predicate, then the rule: of those, the ones that do not act as visible to `me`.
         sql.append(" AND r.post_id NOT IN (SELECT u.id FROM posts u WHERE u.author_id = \(me) AND (u.status <> 'visible' OR u.deleted_at IS NOT NULL) AND NOT " as SQLQuery)
         sql.append(Visibility.treatedAsVisibleByAuthor("u"))

@@ -53,7 +53,7 @@ public struct ReplyService: Sendable {
     /// A page of post `postID`'s replies after `after`, oldest first. 404 for a post the caller can't see; a post that
     /// does not behave as visible to the caller has its replies out of view (an empty list), except for moderators.
     public func list(postID: Int, after: Int?, limit: Int, viewer: Viewer) async throws -> (replies: [Reply], nextCursor: String?) {
-        let rows = try await store.list(postID: postID, after: after, limit: limit + 1, viewer: viewer) { post in
+        let rows = try await store.list(postID: postID, after: after, limit: limit + 1, viewer: viewer) { post, viewer in
             try PostService.requireVisible(post, viewer: viewer)
             return Visibility(viewer).showsReplies(of: post.state, authorID: post.authorID)
         }
@@ -68,13 +68,15 @@ public struct ReplyService: Sendable {
 
     /// One reply, or `notFound` when `viewer` may not see it.
     public func reply(id: Int, viewer: Viewer) async throws -> Reply {
-        guard let reply = try await store.read(id: id, viewer: viewer), reply.isShown(to: viewer) else { throw BoardError.notFound("reply") }
+        let (found, viewer) = try await store.read(id: id, viewer: viewer)
+        guard let reply = found, reply.isShown(to: viewer) else { throw BoardError.notFound("reply") }
         return reply
     }
 
-    /// The caller's inbox (replies to its posts by others, newest first) and its unread count.
-    public func inbox(_ identity: Identity, before: Int?, limit: Int) async throws -> Inbox {
-        let (rows, unread) = try await store.inbox(of: identity.accountID, before: before, limit: limit + 1, viewer: Viewer(identity))
+    /// The caller's inbox (replies to its posts by others, newest first) and its unread count; `unauthenticated`
+    /// without a caller. A token still to be checked is checked in the page's statement.
+    public func inbox(_ viewer: Viewer, before: Int?, limit: Int) async throws -> Inbox {
+        let (rows, unread, _) = try await store.inbox(viewer, before: before, limit: limit + 1)
         let shown = Array(rows.prefix(limit))
         return Inbox(
             replies: shown, nextCursor: rows.count > limit ? shown.last.map { Cursor.encode($0.id) } : nil,

@@ -6,6 +6,9 @@ public struct Viewer: Sendable, Equatable {
     public var isModerator: Bool
     /// Where this viewer's reads go (CONTRACT §12).
     public var reads: ReadPolicy
+    /// A bearer token still to be checked: the read checks it in its own statement (`SessionGate`), and answers the
+    /// viewer it resolved.
+    public var gate: SessionGate?
 
     public init(accountID: Int?, isModerator: Bool, reads: ReadPolicy = .anyStandby) {
         self.accountID = accountID
@@ -14,6 +17,24 @@ public struct Viewer: Sendable, Equatable {
     }
 
     public static let anonymous = Viewer(accountID: nil, isModerator: false)
+
+    /// A reader known only by a token not checked yet (`Visibility.Reader.session`); once the gate has settled, the
+    /// reader it found.
+    public init(gate: SessionGate) {
+        self.init(accountID: nil, isModerator: false)
+        self.gate = gate
+        if let identity = gate.identity { self = Viewer(identity) }
+    }
+
+    /// The gate to check in the read's own statement; nil once the token is checked (or when none was sent).
+    public var pendingGate: SessionGate? {
+        guard let gate, gate.identity == nil else { return nil }
+        return gate
+    }
+
+    public static func == (lhs: Viewer, rhs: Viewer) -> Bool {
+        lhs.accountID == rhs.accountID && lhs.isModerator == rhs.isModerator && lhs.reads == rhs.reads && lhs.gate === rhs.gate
+    }
 
     public init(_ identity: Identity?) {
         self.accountID = identity?.accountID

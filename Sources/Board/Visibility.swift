@@ -20,6 +20,10 @@ public struct Visibility: Sendable, Hashable {
         /// nil: staff with no account of their own in view (the live board renders a moderator's copy of someone
         /// else's post this way).
         case moderator(Int?)
+        /// A signed-in reader whose session the statement itself checks (`SessionGate`): a member's view, its account
+        /// the session's (`SessionGate.account`). Known only in SQL: the Swift answers take the reader the statement
+        /// resolved (`SessionGate.settle`), and a moderator's read is run again as `.moderator`.
+        case session
     }
 
     /// Where an item is read: lists, search, feeds, streams, the inbox and notifications; or one item by its id.
@@ -34,6 +38,7 @@ public struct Visibility: Sendable, Hashable {
     }
 
     public init(_ viewer: Viewer) {
+        if viewer.pendingGate != nil { reader = .session; return }
         switch (viewer.accountID, viewer.isModerator) {
         case (let id, true): reader = .moderator(id)
         case (nil, false): reader = .anonymous
@@ -48,6 +53,16 @@ public struct Visibility: Sendable, Hashable {
         case .anonymous: nil
         case .member(let id): id
         case .moderator(let id): id
+        case .session: nil
+        }
+    }
+
+    /// The reader's account id in SQL: a bind parameter, or the statement's own session's account (`.session`); nil
+    /// for an anonymous reader and staff with no account in view.
+    public var account: SQLQuery? {
+        switch reader {
+        case .session: SessionGate.account
+        default: accountID.map { "\($0)" }
         }
     }
 
@@ -57,7 +72,7 @@ public struct Visibility: Sendable, Hashable {
     }
 
     /// Whether the reader has blocks that apply to lists (every signed-in reader, moderators included: CONTRACT §3).
-    public var hasBlocks: Bool { accountID != nil }
+    public var hasBlocks: Bool { account != nil }
 
     // MARK: The rule in Swift
 
@@ -107,18 +122,22 @@ public struct Visibility: Sendable, Hashable {
         case .moderator: return [.visible, .unlisted]
         case .member(let me):
             if let author, author != me { return [.visible] }
-            return [.visible, .ownUnlisted(me)]
+            return [.visible, .ownUnlisted("\(me)")]
+        case .session:
+            // Whether a list of one author is the reader's own is known in the statement: the own walk reads nothing
+            // of anyone else (its author's range is the reader's).
+            return [.visible, .ownUnlisted(SessionGate.account)]
         }
     }
 
     /// One part of a reader's list (`branches`).
-    public enum Branch: Equatable, Sendable {
+    public enum Branch: Sendable {
         /// Visible, undeleted items: everyone's.
         case visible
         /// Every held, hidden and removed item: a moderator's.
         case unlisted
-        /// One author's own held, hidden and removed items.
-        case ownUnlisted(Int)
+        /// One author's own held, hidden and removed items: the author's id in SQL (`Visibility.account`).
+        case ownUnlisted(SQLQuery)
 
         /// The branch's rows of `alias` (posts or replies). `ownUnlisted` leaves out the author's equality: the walk
         /// that reads it writes that as its index's range (`PlanTricks`).
@@ -146,8 +165,8 @@ public struct Visibility: Sendable, Hashable {
         switch reader {
         case .anonymous:
             return Branch.visible.condition(alias)
-        case .member(let me):
-            return "\(raw: alias).deleted_at IS NULL AND (\(raw: alias).status = 'visible' OR \(raw: alias).author_id = \(me))"
+        case .member, .session:
+            return "\(raw: alias).deleted_at IS NULL AND (\(raw: alias).status = 'visible' OR \(raw: alias).author_id = \(account ?? "NULL"))"
         case .moderator:
             return place == .byID ? "true" : "\(raw: alias).deleted_at IS NULL"
         }

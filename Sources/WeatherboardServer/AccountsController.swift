@@ -29,17 +29,17 @@ struct AccountsController {
     }
 
     @Sendable func me(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         return try jsonResponse(AccountResponse(identity.account))
     }
 
     @Sendable func deleteMe(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await accounts.deleteAccount(try context.requireIdentity())
+        try await accounts.deleteAccount(try await context.requireIdentity())
         return noContent()
     }
 
     @Sendable func register(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let body = try await request.decodeJSON(as: CredentialsRequest.self, context: context)
         let issued = try await accounts.register(identity, username: body.username, password: body.password)
         return try jsonResponse(AuthResponse(account: .init(issued.account), token: issued.token))
@@ -52,12 +52,12 @@ struct AccountsController {
     }
 
     @Sendable func logout(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await accounts.logout(try context.requireIdentity())
+        try await accounts.logout(try await context.requireIdentity())
         return noContent()
     }
 
     @Sendable func myPosts(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let query = QueryInput(request)
         let page = try await posts.listOwn(identity, before: try query.cursor(), limit: try query.pageLimit())
         let viewer = context.viewer
@@ -67,7 +67,7 @@ struct AccountsController {
     }
 
     @Sendable func block(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let body = try await request.decodeJSON(as: BlockRequest.self, context: context)
         guard let id = CanonicalID.parse(body.accountId) else { throw APIError.notFound("account") }
         try await accounts.block(identity, accountID: id)
@@ -75,7 +75,7 @@ struct AccountsController {
     }
 
     @Sendable func unblock(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         try await accounts.unblock(identity, accountID: try context.pathID("accountId", "account"))
         return noContent()
     }

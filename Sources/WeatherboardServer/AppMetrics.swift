@@ -139,6 +139,16 @@ public final class AppMetrics: Sendable {
         }
     }
 
+    /// Session checks (`SessionGate`): `auth_session_checks_total{how}` (`statement`: one of its own; `in_read`:
+    /// inside the read's statement) and `auth_refused_total` (tokens answered 401).
+    static func sessionCollector(_ checks: SessionCheckCounts) -> @Sendable (AppMetrics) -> Void {
+        { metrics in
+            metrics.setTotal("auth_session_checks_total", dimensions: [("how", "statement")], to: checks.value(.statement))
+            metrics.setTotal("auth_session_checks_total", dimensions: [("how", "in_read")], to: checks.value(.inRead))
+            metrics.setTotal("auth_refused_total", to: checks.value(.refused))
+        }
+    }
+
     /// Refreshes the scrape-time values and renders the Prometheus text format.
     func render(database: PostgresPool, extra: [@Sendable (AppMetrics) -> Void]) -> ByteBuffer {
         let usage = database.usage
@@ -148,6 +158,7 @@ public final class AppMetrics: Sendable {
         let pipelined = database.pipelineCounts
         setTotal("db_pipelines_total", to: pipelined.pipelines)
         setTotal("db_pipelined_statements_total", to: pipelined.statements)
+        setTotal("db_statements_total", to: database.statementCount)
         for (kind, count) in database.errorCounts {
             setTotal("db_errors_total", dimensions: [("kind", kind)], to: count)
         }

@@ -18,8 +18,11 @@ public struct AppRequestContext: RequestContext {
     public var requestID: String = ""
     /// The client as rate limits see it (an IPv4 address or an IPv6 /64), set by `AuthenticationMiddleware`.
     public var clientIP: String = "unknown"
-    /// The caller behind the bearer token, if one was sent (and valid).
+    /// The caller behind the bearer token, checked before the handler: a write's (`AuthenticationMiddleware`).
     public var identity: Identity?
+    /// A read's bearer token, checked by the read's own statement (`SessionGate`), or by `requireIdentity` and
+    /// `checkedViewer`; `AuthenticationMiddleware` checks one nothing checked before answering.
+    public var gate: SessionGate?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
@@ -34,13 +37,29 @@ public struct AppRequestContext: RequestContext {
     public var requestDecoder: JSONDecoder { JSONCoding.decoder }
     public var responseEncoder: JSONEncoder { JSONCoding.encoder }
 
-    /// The caller, or 401 `unauthenticated`.
-    public func requireIdentity() throws -> Identity {
-        guard let identity else { throw BoardError.unauthenticated }
-        return identity
+    /// The caller, or 401 `unauthenticated`: a read's token is checked now, by a statement of its own, unless a read
+    /// has checked it.
+    public func requireIdentity() async throws -> Identity {
+        if let identity { return identity }
+        if let gate { return try await gate.resolve() }
+        throw BoardError.unauthenticated
     }
 
-    public var viewer: Viewer { Viewer(identity) }
+    /// The reader, for the reads that check a token themselves (`SessionGate.read`: the post, the lists, the feed,
+    /// the outfit posts, replies, the inbox) and, after one of them, for what the answer shows: a token still to be
+    /// checked is passed on unchecked (`Viewer.gate`).
+    public var viewer: Viewer {
+        if let identity { return Viewer(identity) }
+        if let gate { return Viewer(gate: gate) }
+        return .anonymous
+    }
+
+    /// The reader with its token checked (a statement of its own unless a read has checked it), for everything else.
+    public func checkedViewer() async throws -> Viewer {
+        if let identity { return Viewer(identity) }
+        if let gate { return Viewer(try await gate.resolve()) }
+        return .anonymous
+    }
 }
 
 /// The JSON settings of the contract: RFC 3339 UTC times with `Z` out; any RFC 3339 time in (`Vocabulary.RFC3339`).

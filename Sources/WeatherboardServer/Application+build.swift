@@ -184,7 +184,7 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
         router.add(middleware: FileMiddleware(configuration.mediaStorage.directory + "/" + MediaFiles.publicPrefix.dropLast(), urlBasePath: "/media", searchForIndexHtml: false, logger: logger))
     }
     router.addRoutes(HealthController(database: dependencies.database).endpoints)
-    router.addRoutes(MetricsController(metrics: dependencies.metrics, database: dependencies.database, extra: (hub.map { [$0.collectMetrics] } ?? []) + (dependencies.reads.map { [AppMetrics.replicaCollector($0)] } ?? [])).endpoints)
+    router.addRoutes(MetricsController(metrics: dependencies.metrics, database: dependencies.database, extra: [AppMetrics.sessionCollector(dependencies.accounts.sessionChecks)] + (hub.map { [$0.collectMetrics] } ?? []) + (dependencies.reads.map { [AppMetrics.replicaCollector($0)] } ?? [])).endpoints)
     router.addRoutes(OpenAPIController(document: OpenAPIController.loadDocument(logger: logger)).endpoints)
 
     let api = router.group("v1")

@@ -6,6 +6,11 @@ import Hummingbird
 /// Resolves the client address and, when an `Authorization: Bearer` header is present, the caller.
 /// A token that is sent but unknown or revoked answers 401 even on public routes, so a client learns
 /// at once that it must sign in again.
+///
+/// A write's token is checked here, before the handler. A read's (GET, HEAD) is checked by the read's own statement
+/// (`SessionGate`: one trip through the data layer, as a token-less read); one that no read checked, on a route that
+/// reads nothing through a gate or that failed first, is checked here after the handler, and a refusal replaces the
+/// handler's answer. So nothing is answered to a refused token but 401.
 struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let accounts: AccountService
@@ -19,10 +24,26 @@ struct AuthenticationMiddleware: RouterMiddleware {
         (context.clientIP, context.viaTrustedProxy) = clientAddress.resolve(peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor])
         if let authorization = request.headers[.authorization] {
             let parts = authorization.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw BoardError.unauthenticated }
-            context.identity = try await accounts.authenticate(bearer: parts[1].trimmingCharacters(in: .whitespaces))
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+                accounts.sessionChecks.add(.refused)
+                throw BoardError.unauthenticated
+            }
+            let bearer = parts[1].trimmingCharacters(in: .whitespaces)
+            if request.method == .get || request.method == .head {
+                context.gate = try accounts.gate(bearer: bearer)
+            } else {
+                context.identity = try await accounts.authenticate(bearer: bearer)
+            }
         }
-        let response = try await next(request, context)
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            // An error before any read checked the token: a refused token still answers 401.
+            if let gate = context.gate { _ = try await gate.resolve() }
+            throw error
+        }
+        if let gate = context.gate { _ = try await gate.resolve() }
         if recordWrites, let identity = context.identity, ![.get, .head, .options].contains(request.method) {
             do {
                 try await accounts.recordWrite(by: identity)

@@ -74,7 +74,6 @@ struct FeedController {
 
         let outside = try await weather.outside(regionID: region.id, units: units, language: language, requester: WeatherRequester(context))
         let current = outside.current
-        let viewer = context.viewer
         let links = mediaURLs.links(request, context)
         var items: [PostResponse] = []
         var nextCursor: String?
@@ -84,7 +83,8 @@ struct FeedController {
             query.sort = sort
             query.after = after
             query.fitBand = outside.band
-            let page = try await posts.list(query, viewer: viewer)
+            let page = try await posts.list(query, viewer: context.viewer)
+            let viewer = context.viewer  // as the list's own statement found the token (`SessionGate`)
             items = page.posts.map { PostResponse($0, viewer: viewer, language: language, media: links) }
             nextCursor = page.nextCursor
         }

@@ -23,7 +23,7 @@ struct MediaController {
     }
 
     @Sendable func upload(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         // Refused before a byte of the body is read.
         try media.checkUploader(identity)
         guard let boundary = MultipartUpload.boundary(of: request.headers[.contentType]) else {
@@ -42,12 +42,12 @@ struct MediaController {
     }
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let found = try await media.media(id: try context.pathID("id", "media"), by: try context.requireIdentity())
+        let found = try await media.media(id: try context.pathID("id", "media"), by: try await context.requireIdentity())
         return jsonResponse(urls.response(found, request: request, context: context))
     }
 
     @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let id = try context.pathID("id", "media")
         let body = try await request.decodeJSON(as: PatchMediaRequest.self, context: context)
         let updated = try await media.setAlt(id: id, alt: body.alt, by: identity)
@@ -55,7 +55,7 @@ struct MediaController {
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await media.delete(id: try context.pathID("id", "media"), by: try context.requireIdentity())
+        try await media.delete(id: try context.pathID("id", "media"), by: try await context.requireIdentity())
         return noContent()
     }
 }

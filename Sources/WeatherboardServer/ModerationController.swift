@@ -22,7 +22,7 @@ struct ModerationController {
     }
 
     @Sendable func report(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let postID = try context.pathID("id", "post")
         let body = try await request.decodeJSON(as: ReportRequest.self, context: context)
         let (report, created) = try await moderation.report(postID: postID, reason: body.reason, note: body.note, by: identity)
@@ -30,14 +30,14 @@ struct ModerationController {
     }
 
     @Sendable func myReports(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let query = QueryInput(request)
         let (reports, next) = try await moderation.myReports(identity, before: try query.cursor(), limit: try query.pageLimit())
         return try jsonResponse(Page(items: reports.map(ReportResponse.init), nextCursor: next))
     }
 
     @Sendable func queue(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let query = QueryInput(request)
         let (items, next) = try await moderation.queue(identity, after: try query.cursor(), limit: try query.pageLimit())
         let viewer = context.viewer
@@ -48,7 +48,7 @@ struct ModerationController {
     }
 
     @Sendable func decide(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let postID = try context.pathID("id", "post")
         let body = try await request.decodeJSON(as: DecisionRequest.self, context: context)
         let (post, resolved) = try await moderation.decide(postID: postID, action: body.action, note: body.note, by: identity)
@@ -59,7 +59,7 @@ struct ModerationController {
     }
 
     @Sendable func ban(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let accountID = try context.pathID("id", "account")
         let body = try await request.decodeJSON(as: BanRequest.self, context: context)
         let account = try await moderation.ban(accountID: accountID, until: body.until, reason: body.reason, by: identity)
@@ -67,13 +67,13 @@ struct ModerationController {
     }
 
     @Sendable func unban(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         try await moderation.unban(accountID: try context.pathID("id", "account"), by: identity)
         return noContent()
     }
 
     @Sendable func log(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let query = QueryInput(request)
         let (entries, next) = try await moderation.log(identity, before: try query.cursor(), limit: try query.pageLimit())
         return try jsonResponse(Page(items: entries.map(ModerationLogResponse.init), nextCursor: next))

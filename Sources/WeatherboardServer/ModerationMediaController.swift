@@ -15,7 +15,7 @@ struct ModerationMediaController {
     }
 
     func serve(_ variant: MediaFiles.Variant, _ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let bytes = try await media.moderatorFile(id: try context.pathID("id", "media"), variant: variant, by: try context.requireIdentity())
+        let bytes = try await media.moderatorFile(id: try context.pathID("id", "media"), variant: variant, by: try await context.requireIdentity())
         return Response(
             status: .ok,
             headers: [.contentType: "image/jpeg", .cacheControl: "private, no-store"],

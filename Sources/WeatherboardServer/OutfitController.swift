@@ -48,8 +48,8 @@ struct OutfitController {
         let outside = try await weather.outside(regionID: region.id, units: units, language: language, requester: WeatherRequester(context))
         let (current, band) = (outside.current, outside.band)
         let carry = CarryItem.items(weatherType: current.weatherType, uvIndex: current.uvIndex, band: band)
-        let viewer = context.viewer
-        let page = try await posts.outfitPosts(band: band, sort: sort, before: cursor, after: after, limit: limit, viewer: viewer)
+        let page = try await posts.outfitPosts(band: band, sort: sort, before: cursor, after: after, limit: limit, viewer: context.viewer)
+        let viewer = context.viewer  // as the list's own statement found the token (`SessionGate`)
         let links = mediaURLs.links(request, context)
         return jsonResponse(
             OutfitResponse(

@@ -24,7 +24,7 @@ struct PostsController {
     }
 
     @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let body = try await request.decodeJSON(as: CreatePostRequest.self, context: context)
         let location: PostLocation?
         // `location` is instead of `regionId` (CONTRACT §4); both at once would leave one unchecked.
@@ -69,9 +69,9 @@ struct PostsController {
                 query.fitBand = try await weather.outside(regionID: regionID, units: units, language: request.language, requester: WeatherRequester(context)).band
             }
         }
-        let viewer = context.viewer
         let links = mediaURLs.links(request, context)
-        let page = try await posts.list(query, viewer: viewer)
+        let page = try await posts.list(query, viewer: context.viewer)
+        let viewer = context.viewer  // as the list's own statement found the token (`SessionGate`)
         let language = request.language
         var items = page.posts.map { PostResponse($0, viewer: viewer, language: language, media: links) }
         if includeWeather {
@@ -88,7 +88,7 @@ struct PostsController {
     }
 
     @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let id = try context.pathID("id", "post")
         let body = try await request.decodeJSON(as: PatchPostRequest.self, context: context)
         let patch = PostPatch(
@@ -112,19 +112,19 @@ struct PostsController {
     }
 
     @Sendable func markHelpful(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let state = try await posts.markHelpful(id: try context.pathID("id", "post"), by: identity)
         return jsonResponse(HelpfulResponse(helpfulCount: state.helpfulCount, helpedByMe: state.helpedByMe))
     }
 
     @Sendable func unmarkHelpful(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let state = try await posts.unmarkHelpful(id: try context.pathID("id", "post"), by: identity)
         return jsonResponse(HelpfulResponse(helpfulCount: state.helpfulCount, helpedByMe: state.helpedByMe))
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.requireIdentity()
+        let identity = try await context.requireIdentity()
         let id = try context.pathID("id", "post")
         try await posts.delete(id: id, by: identity)
         return noContent()

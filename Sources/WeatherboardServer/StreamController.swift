@@ -21,7 +21,7 @@ struct StreamController {
     @Sendable func board(_ request: Request, context: AppRequestContext) async throws -> Response {
         let input = QueryInput(request)
         let stream = LiveBoardStream(
-            reader: Visibility(context.viewer),
+            reader: Visibility(try await context.checkedViewer()),
             weatherType: try input.value("weatherType", as: WeatherType.self) { $0 != .unknown },
             category: try input.value("category", as: Category.self),
             regionID: try input.id("regionId")
@@ -31,7 +31,7 @@ struct StreamController {
 
     /// The moderation queue: moderators and admins, not while banned.
     @Sendable func moderation(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try context.requireIdentity().requireModerator()
+        try await context.requireIdentity().requireModerator()
         return try await open(.moderation, request: request, context: context, links: mediaURLs.links(request, context, moderator: true))
     }
 
