@@ -94,18 +94,50 @@ extension PostgresPostStore {
     /// (`Visibility.branches`) and per `condition` (a `fit` group's bands: `fitGroupQuery`), each walking one
     /// index in the sort's order and reading a page (`SQLQuery.page`), merged by the sort's key. A single walk (an
     /// anonymous reader's, or a member's list of another author, of one condition) is the page itself.
+    ///
+    /// A member's view has one walk more, of its own unshown posts (`Visibility.Branch.ownUnlisted`), and so a merge
+    /// even of one condition. Nearly every member has no unshown post, and for them the walk reads nothing: their
+    /// statement is both shapes, each behind a one-time filter on whether they have any (`ownUnshown`), so only one
+    /// runs, and the common one is the single walk of an anonymous reader's list with the blocks.
     static func listQuery(_ query: PostQuery, viewer: Viewer, conditions: [SQLQuery] = [""]) -> SQLQuery {
         let visibility = Visibility(viewer)
-        let walks = visibility.branches(author: query.authorID).flatMap { branch in conditions.map { (branch, $0) } }
+        let branches = visibility.branches(author: query.authorID)
+        guard let me = branches.lazy.compactMap({ if case .ownUnlisted(let me) = $0 { me } else { nil } }).first else {
+            return walksQuery(query, visibility: visibility, branches: branches, conditions: conditions)
+        }
+        // The blocks, read once for both (only one of which runs).
+        var sql: SQLQuery = "WITH \(Self.blocked(by: me)), own AS MATERIALIZED (SELECT \(Self.ownUnshown(me)) AS unshown) SELECT * FROM ("
+        let visible = branches.filter { if case .ownUnlisted = $0 { false } else { true } }
+        sql.append(walksQuery(query, visibility: visibility, branches: visible, conditions: conditions, declaresBlocked: false))
+        sql.append(") visible_only WHERE NOT (SELECT unshown FROM own) UNION ALL SELECT * FROM (")
+        sql.append(walksQuery(query, visibility: visibility, branches: branches, conditions: conditions, declaresBlocked: false))
+        sql.append(") with_own WHERE (SELECT unshown FROM own)")
+        return sql
+    }
+
+    /// Whether author `me` has a post that is not deleted and not visible (held, hidden or removed): one probe of
+    /// `posts_author_unlisted_idx`, whose predicate is exactly that. The author as a range (`PlanTrick.equal`): as
+    /// `=`, a generic plan walked `posts_unlisted_idx` and filtered every unlisted post by author (`ListPlanTests`).
+    static func ownUnshown(_ me: SQLQuery) -> SQLQuery {
+        "EXISTS (SELECT 1 FROM posts u WHERE \(PlanTrick.equal("u.author_id", me)) AND u.status <> 'visible' AND u.deleted_at IS NULL)"
+    }
+
+    /// `listQuery` of `branches`: the walks of every branch and condition, merged. `declaresBlocked`: the statement
+    /// declares the reader's `blocked` itself (false: an enclosing statement does).
+    static func walksQuery(
+        _ query: PostQuery, visibility: Visibility, branches: [Visibility.Branch], conditions: [SQLQuery], declaresBlocked: Bool = true
+    ) -> SQLQuery {
+        let walks = branches.flatMap { branch in conditions.map { (branch, $0) } }
+        let blocked = declaresBlocked ? visibility.account : nil
         guard walks.count > 1 else {
             // One walk: an anonymous reader's, or a member's list of another author (whose blocks still apply).
-            return (visibility.account.map { "WITH " + Self.blocked(by: $0) + " " } ?? "")
+            return (blocked.map { "WITH " + Self.blocked(by: $0) + " " } ?? "")
                 + Self.branch(.visible, query, head: Self.select, blocks: visibility.hasBlocks, condition: conditions.first ?? "").page(limit: query.limit)
         }
         // A ranked page merges its walks by score, so the candidates carry it.
         let candidate = query.sort.scoreColumn.map { "SELECT p.id, p.\($0) AS score FROM posts p" } ?? "SELECT p.id FROM posts p"
         var sql: SQLQuery = "WITH "
-        if let me = visibility.account { sql.append("\(Self.blocked(by: me)), ") }
+        if let me = blocked { sql.append("\(Self.blocked(by: me)), ") }
         sql.append("ids AS ((")
         for (index, (branch, condition)) in walks.enumerated() {
             if index > 0 { sql.append(") UNION ALL (") }

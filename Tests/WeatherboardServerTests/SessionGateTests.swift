@@ -111,16 +111,3 @@ struct SessionGateTests {
         }
     }
 }
-
-extension TestServer {
-    /// A counter or gauge from `/metrics`: the sample named `name` with exactly `labels` (as written between the
-    /// braces, e.g. `how="statement"`), or with none; 0 when absent.
-    func metric(_ name: String, labels: String? = nil) async throws -> Double {
-        let text = String(decoding: try await request("GET", "/metrics").body, as: UTF8.self)
-        let key = labels.map { "\(name){\($0)}" } ?? name
-        for line in text.split(separator: "\n") where line.hasPrefix(key + " ") {
-            return Double(line.split(separator: " ").last ?? "") ?? 0
-        }
-        return 0
-    }
-}

@@ -190,6 +190,19 @@ statements = capture()
 for (shape, reader), st in statements.items():
     log(f"  {shape} · {reader}: {len(st)} statements")
 
+if os.environ.get("APP_EXPLAIN"):
+    # APP_EXPLAIN=1: each shape's statements EXPLAINed (ANALYZE, BUFFERS) with the logged values, as the server plans
+    # them (generic plans), before the rounds.
+    for (shape, reader), st in statements.items():
+        for i, (sql, params) in enumerate(st):
+            values = ", ".join("NULL" if v is None else "'" + v.replace("'", "''") + "'" for _, v in sorted(params.items(), key=lambda kv: int(kv[0])))
+            plan = sh("psql", URL, "-X", "-q", "-c", "SET plan_cache_mode = force_generic_plan", "-c", f"PREPARE s AS {sql.strip().rstrip(';')}",
+                      "-c", f"EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) EXECUTE s{f'({values})' if values else ''}")
+            buffers = re.findall(r"Buffers: shared hit=(\d+)", plan)
+            log(f"  {shape} · {reader} · statement {i + 1}: {buffers[0] if buffers else '?'} buffers (top node)")
+            if os.environ.get("APP_EXPLAIN") == "full":
+                log(plan)
+
 results = {}
 try:
     for rnd in range(ROUNDS):
@@ -228,4 +241,5 @@ out.append("</details>")
 text = "\n".join(out) + "\n"
 print(text)
 open(os.path.join(RESULTS, f"app-{stamp}.md"), "w").write(text)
-sh(PG, "dropdb", DB)
+if os.environ.get("APP_KEEP") != "1":  # APP_KEEP=1: leave the database, to EXPLAIN its statements
+    sh(PG, "dropdb", DB)
