@@ -95,40 +95,36 @@ extension PostgresPostStore {
     /// index in the sort's order and reading a page (`SQLQuery.page`), merged by the sort's key. A single walk (an
     /// anonymous reader's, or a member's list of another author, of one condition) is the page itself.
     ///
-    /// A member's view has one walk more, of its own unshown posts (`Visibility.Branch.ownUnlisted`), and so a merge
-    /// even of one condition. Nearly every member has no unshown post, and for them the walk reads nothing: their
-    /// statement is both shapes, each behind a one-time filter on whether they have any (`ownUnshown`), so only one
-    /// runs, and the common one is the single walk of an anonymous reader's list with the blocks.
+    /// A member's view of one condition is two walks, the visible posts and the member's own unshown ones (nearly
+    /// always none): each reads whole rows and the two are merged by the sort's key (`memberQuery`), without the
+    /// candidates' second pass.
     static func listQuery(_ query: PostQuery, viewer: Viewer, conditions: [SQLQuery] = [""]) -> SQLQuery {
         let visibility = Visibility(viewer)
         let branches = visibility.branches(author: query.authorID)
-        guard let me = branches.lazy.compactMap({ if case .ownUnlisted(let me) = $0 { me } else { nil } }).first else {
-            return walksQuery(query, visibility: visibility, branches: branches, conditions: conditions)
+        if conditions.count == 1, branches.count == 2, case .ownUnlisted(let me) = branches[1] {
+            return memberQuery(query, me: me, condition: conditions[0])
         }
-        // The blocks, read once for both (only one of which runs).
-        var sql: SQLQuery = "WITH \(Self.blocked(by: me)), own AS MATERIALIZED (SELECT \(Self.ownUnshown(me)) AS unshown) SELECT * FROM ("
-        let visible = branches.filter { if case .ownUnlisted = $0 { false } else { true } }
-        sql.append(walksQuery(query, visibility: visibility, branches: visible, conditions: conditions, declaresBlocked: false))
-        sql.append(") visible_only WHERE NOT (SELECT unshown FROM own) UNION ALL SELECT * FROM (")
-        sql.append(walksQuery(query, visibility: visibility, branches: branches, conditions: conditions, declaresBlocked: false))
-        sql.append(") with_own WHERE (SELECT unshown FROM own)")
-        return sql
+        return walksQuery(query, visibility: visibility, branches: branches, conditions: conditions)
     }
 
-    /// Whether author `me` has a post that is not deleted and not visible (held, hidden or removed): one probe of
-    /// `posts_author_unlisted_idx`, whose predicate is exactly that. The author as a range (`PlanTrick.equal`): as
-    /// `=`, a generic plan walked `posts_unlisted_idx` and filtered every unlisted post by author (`ListPlanTests`).
-    static func ownUnshown(_ me: SQLQuery) -> SQLQuery {
-        "EXISTS (SELECT 1 FROM posts u WHERE \(PlanTrick.equal("u.author_id", me)) AND u.status <> 'visible' AND u.deleted_at IS NULL)"
+    /// A member's page of one condition: the visible walk (with the member's blocks) and the member's own unshown
+    /// posts, each a page of whole rows in the sort's order, merged. The own walk is one probe of the author's
+    /// unshown posts (an index that leads with the author), so the page costs an anonymous reader's single walk, the
+    /// blocks and that probe: the merge of candidate ids first (`walksQuery`) re-read each post of the page by key
+    /// and joined the authors and regions without caching them, twice the buffers of the single walk.
+    static func memberQuery(_ query: PostQuery, me: SQLQuery, condition: SQLQuery) -> SQLQuery {
+        var sql: SQLQuery = "WITH \(Self.blocked(by: me)) SELECT * FROM (("
+        sql.append(Self.branch(.visible, query, head: Self.select, blocks: true, condition: condition).page(limit: query.limit))
+        sql.append(") UNION ALL (")
+        sql.append(Self.branch(.ownUnlisted(me), query, head: Self.select, blocks: false, condition: condition).page(limit: query.limit))
+        sql.append(")) merged ORDER BY \(raw: query.sort.order(of: "merged"))")
+        return sql.page(limit: query.limit)
     }
 
-    /// `listQuery` of `branches`: the walks of every branch and condition, merged. `declaresBlocked`: the statement
-    /// declares the reader's `blocked` itself (false: an enclosing statement does).
-    static func walksQuery(
-        _ query: PostQuery, visibility: Visibility, branches: [Visibility.Branch], conditions: [SQLQuery], declaresBlocked: Bool = true
-    ) -> SQLQuery {
+    /// `listQuery` of `branches`: the walks of every branch and condition, merged.
+    static func walksQuery(_ query: PostQuery, visibility: Visibility, branches: [Visibility.Branch], conditions: [SQLQuery]) -> SQLQuery {
         let walks = branches.flatMap { branch in conditions.map { (branch, $0) } }
-        let blocked = declaresBlocked ? visibility.account : nil
+        let blocked = visibility.account
         guard walks.count > 1 else {
             // One walk: an anonymous reader's, or a member's list of another author (whose blocks still apply).
             return (blocked.map { "WITH " + Self.blocked(by: $0) + " " } ?? "")
