@@ -14,7 +14,8 @@ post's replies, and the inbox (a token only: its twin is the replies list). For 
 - L = 1/(1/healthz + 1/pgbench) and the route's share of it, and its req/s against the token-less twin's.
 
 Seed: 10,000 posts by 100 authors (conditions on three in four, as bench/bench.py), 20 replies on each of the newest
-500 posts, 200 replies to each reader's own posts (the inbox), the member's 50 blocks among the authors.
+500 posts, 200 replies to each reader's own posts (the inbox), the member's 50 blocks among the authors, and 100,000
+more accounts with a session each (every install has one).
 """
 import json, os, re, signal, statistics, subprocess, sys, tempfile, time, urllib.request
 
@@ -94,6 +95,11 @@ SELECT p.id, p.author_id, (ARRAY[{','.join(map(str, authors))}])[1 + (p.id + k) 
 FROM (SELECT id, author_id FROM posts WHERE author_id = ANY (ARRAY[{anon['account']['id']}, {member['account']['id']}])) p
 CROSS JOIN generate_series(1, 20) AS k""")
 psql("ALTER TABLE replies ENABLE TRIGGER replies_stream_insert")
+# Every install of the app makes an account with a session: 100,000 of them, so the session check reads `sessions` and
+# `accounts` by key as on a live board (with the readers' few rows alone, its generic plan hashed both tables).
+psql("""INSERT INTO accounts (display_name) SELECT '익명 ' || i FROM generate_series(1, 100000) AS i""")
+psql("""INSERT INTO sessions (account_id, token_hash, token_prefix)
+SELECT id, encode(sha256(('seed ' || id)::bytea), 'hex'), 'wb_seed' FROM accounts WHERE display_name LIKE '익명 %'""")
 psql("VACUUM ANALYZE")
 POST_ID = psql("SELECT max(id) FROM posts WHERE author_id <> ALL (ARRAY[%s, %s])" % (anon['account']['id'], member['account']['id']))
 REPLIED = psql("SELECT max(post_id) FROM replies WHERE post_author_id <> ALL (ARRAY[%s, %s])" % (anon['account']['id'], member['account']['id']))
@@ -202,6 +208,16 @@ if os.environ.get("APP_EXPLAIN"):
             log(f"  {shape} · {reader} · statement {i + 1}: {buffers[0] if buffers else '?'} buffers (top node)")
             if os.environ.get("APP_EXPLAIN") == "full":
                 log(plan)
+
+if os.environ.get("APP_DUMP"):
+    # APP_DUMP=dir: each shape's statements with the logged values written in, one file a shape (for psql or pgbench).
+    os.makedirs(os.environ["APP_DUMP"], exist_ok=True)
+    for (shape, reader), st in statements.items():
+        name = re.sub(r"[^a-z0-9]+", "_", f"{shape} {reader}".lower()).strip("_")
+        with open(os.path.join(os.environ["APP_DUMP"], name + ".sql"), "w") as f:
+            for sql, params in st:
+                text = re.sub(r"\$(\d+)", lambda m: "NULL" if params.get(int(m.group(1))) is None else "'" + params[int(m.group(1))].replace("'", "''") + "'", sql.strip().rstrip(";"))
+                f.write(text + ";\n")
 
 results = {}
 try:
