@@ -2,8 +2,8 @@ import Database
 
 /// A read with its session check inside (`SessionGate`): the session and its account are one `MATERIALIZED` row `me`,
 /// and the read a LATERAL subquery on it, so no session means no read at all (a nested loop with no outer row never
-/// starts its inner side: `SessionGatePlanTests`), and a session means one row more than the read's, or its rows, each
-/// with `me`'s columns after its own.
+/// starts its inner side: `SessionGateTests`); a session with nothing to read means one row of `me` alone, and
+/// otherwise the read's rows, each with `me`'s columns after its own.
 extension SessionGate {
     /// `me`'s columns: a session's account as `PostgresAccountStore.columns`, each named `me_…`.
     static let columns = """
