@@ -39,8 +39,15 @@ struct AuthenticationMiddleware: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch {
-            // An error before any read checked the token: a refused token still answers 401.
-            if let gate = context.gate { _ = try await gate.resolve() }
+            // An error before any read checked the token: a refused token still answers 401. A check that cannot run
+            // (the database unreachable) leaves the first error standing.
+            if let gate = context.gate {
+                do {
+                    _ = try await gate.resolve()
+                } catch BoardError.unauthenticated {
+                    throw BoardError.unauthenticated
+                } catch {}
+            }
             throw error
         }
         if let gate = context.gate { _ = try await gate.resolve() }
