@@ -74,15 +74,7 @@ public struct PostgresAccountStore: AccountStore {
     }
 
     public func identity(tokenHash: String) async throws -> Identity? {
-        let rows = try await database.query(
-            """
-            SELECT s.id AS session_id, \(raw: Self.columns)
-            FROM sessions s JOIN accounts a ON a.id = s.account_id
-            WHERE s.token_hash = \(tokenHash) AND s.revoked_at IS NULL
-            """
-        )
-        guard let row = rows.first else { return nil }
-        return Identity(account: try Self.account(from: row), sessionID: try row.decode(Int.self, "session_id"))
+        try await database.query(SessionGate.session(tokenHash)).first.map(SessionGate.identity(from:))
     }
 
     public func register(accountID: Int, username: String, passwordHash: String, tokenHash: String, tokenPrefix: String) async throws -> Account {

@@ -194,10 +194,15 @@ public struct PostgresPostStore: PostStore {
     /// Runs `check` on what decides who may see post `id` (`PostAccess`), inside the caller's transaction; `notFound`
     /// when there is no such post.
     static func checkAccess(_ id: Int, on connection: PostgresConnection, _ check: (PostAccess) throws -> Void) throws {
-        guard let row = try connection.query("SELECT \(raw: Self.accessColumns) FROM posts WHERE id = \(id)").first else {
+        guard let row = try connection.query(Self.accessQuery(id)).first else {
             throw BoardError.notFound("post")
         }
         try check(Self.access(from: row))
+    }
+
+    /// What decides who may see post `id`: its `accessColumns`.
+    static func accessQuery(_ id: Int) -> SQLQuery {
+        "SELECT \(raw: accessColumns) FROM posts WHERE id = \(id)"
     }
 
     /// The columns of `posts` that `access(from:)` decodes.

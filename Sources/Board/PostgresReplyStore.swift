@@ -141,9 +141,7 @@ public struct PostgresReplyStore: Sendable {
         postID: Int, after: Int?, limit: Int, viewer: Viewer, decide: @escaping @Sendable (PostAccess, Viewer) throws -> Bool
     ) async throws -> [Reply] {
         try await routed(viewer) { connection, viewer in
-            let (rows, reader) = try SessionGate.read(on: connection, for: viewer) { _ in
-                "SELECT \(raw: PostgresPostStore.accessColumns) FROM posts WHERE id = \(postID)"
-            }
+            let (rows, reader) = try SessionGate.read(on: connection, for: viewer) { _ in PostgresPostStore.accessQuery(postID) }
             guard let row = rows.first else { throw BoardError.notFound("post") }
             guard try decide(PostgresPostStore.access(from: row), reader) else { return [] }
             return try Self.replies(connection.query(Self.listQuery(postID: postID, after: after, limit: limit, viewer: reader)))

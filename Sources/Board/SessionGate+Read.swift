@@ -17,22 +17,27 @@ extension SessionGate {
     /// row of `me` alone when it has none, and no row when the session is unknown or revoked. `query` reads the
     /// session's account as `SessionGate.account`.
     static func gated(_ query: SQLQuery, tokenHash: String) -> SQLQuery {
-        var sql: SQLQuery = """
-            WITH me AS MATERIALIZED (SELECT \(raw: columns) FROM sessions s JOIN accounts a ON a.id = s.account_id \
-            WHERE s.token_hash = \(tokenHash) AND s.revoked_at IS NULL) \
-            SELECT q.*, me.* FROM me LEFT JOIN LATERAL (SELECT q0.*, true AS gate_row FROM (
-            """
+        var sql: SQLQuery = "WITH me AS MATERIALIZED (\(session(tokenHash))) SELECT q.*, me.* FROM me LEFT JOIN LATERAL (SELECT q0.*, true AS gate_row FROM ("
         sql.append(query)
         sql.append(") q0 OFFSET 0) q ON true")
         return sql
     }
 
+    /// The live session of `tokenHash` and its account, as `columns`: the one session check, alone
+    /// (`PostgresAccountStore.identity`) or as a gated read's `me`.
+    static func session(_ tokenHash: String) -> SQLQuery {
+        "SELECT \(raw: columns) FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.token_hash = \(tokenHash) AND s.revoked_at IS NULL"
+    }
+
+    /// The caller from a row holding `columns`.
+    static func identity(from row: PostgresRow) throws -> Identity {
+        Identity(account: try PostgresAccountStore.account(from: row, prefix: "me_"), sessionID: try row.decode(Int.self, "me_session_id"))
+    }
+
     /// Settles the gate on a gated statement's rows, and answers the reader it found and the read's own rows.
     func settle(_ rows: PostgresRows) throws -> (viewer: Viewer, rows: [PostgresRow]) {
         counts.add(.inRead)
-        let identity = try settle(rows.first.map { row in
-            Identity(account: try PostgresAccountStore.account(from: row, prefix: "me_"), sessionID: try row.decode(Int.self, "me_session_id"))
-        })
+        let identity = try settle(rows.first.map(Self.identity(from:)))
         guard let gateColumn = rows.columns.names.firstIndex(of: "gate_row") else {
             throw PostgresError(kind: .decoding, message: "a gated read has no gate_row column")
         }

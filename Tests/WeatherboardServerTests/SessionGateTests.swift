@@ -96,7 +96,7 @@ struct SessionGateTests {
             ("the list", PostgresPostStore.withMedia(PostgresPostStore.listQuery(PostQuery(limit: 21), viewer: pending), viewer: Visibility(pending).account)),
             ("the list of one author", PostgresPostStore.withMedia(PostgresPostStore.listQuery(PostQuery(authorID: 1, limit: 21), viewer: pending), viewer: Visibility(pending).account)),
             ("the feed's fit group", PostgresPostStore.withMedia(PostgresPostStore.fitGroupQuery(.sameBand, outside: .mild, fit, viewer: pending), viewer: Visibility(pending).account, sort: .fit)),
-            ("a post's access", "SELECT \(raw: PostgresPostStore.accessColumns) FROM posts WHERE id = \(1)"),
+            ("a post's access", PostgresPostStore.accessQuery(1)),
             ("the inbox", PostgresReplyStore.inboxQuery(of: SessionGate.account, before: nil, limit: 21)),
         ]
         let readTables = ["posts", "replies", "media", "blocks", "helpful_marks", "regions"]
