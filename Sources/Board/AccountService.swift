@@ -123,16 +123,14 @@ public struct AccountService: Sendable {
         return account
     }
 
-    public func block(_ identity: Identity, accountID: Int) async throws {
-        guard accountID != identity.accountID else {
-            throw BoardError.invalidField(field: "accountId", message: "you cannot block yourself")
-        }
-        try await store.block(blocker: identity.accountID, blocked: accountID)
+    /// Blocks account `accountID` for the caller, checked in the same transaction (`Caller`).
+    public func block(by caller: Caller, accountID: Int) async throws {
+        try await store.block(by: caller, blocked: accountID)
     }
 
-    public func unblock(_ identity: Identity, accountID: Int) async throws {
-        _ = try await account(id: accountID)
-        try await store.unblock(blocker: identity.accountID, blocked: accountID)
+    /// Takes the caller's block of `accountID` off; `notFound` for no such account.
+    public func unblock(by caller: Caller, accountID: Int) async throws {
+        try await store.unblock(by: caller, blocked: accountID)
     }
 
     /// "익명" and four random letters and digits, e.g. `익명-k3x9`.

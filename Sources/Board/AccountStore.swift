@@ -27,6 +27,6 @@ public protocol AccountStore: Sendable {
     /// reports keep their snapshots); the account row stays only as an id, without name or password.
     /// Its media is only marked, in the same transaction: the media sync and the purger deal with the files.
     func delete(accountID: Int) async throws
-    func block(blocker: Int, blocked: Int) async throws
-    func unblock(blocker: Int, blocked: Int) async throws
+    func block(by caller: Caller, blocked: Int) async throws
+    func unblock(by caller: Caller, blocked: Int) async throws
 }

@@ -23,6 +23,13 @@ public struct IdempotencyKey: Sendable, Equatable {
         self.requestHash = requestHash
     }
 
+    /// The key in `scope`: for a write that learns whose it is inside its transaction (`Caller`).
+    func scoped(_ scope: String) -> IdempotencyKey {
+        var key = self
+        key.scope = scope
+        return key
+    }
+
     /// What an earlier request with this key left behind.
     enum Claim {
         /// The key is new (or had expired): this request does the work and then calls `complete`.

@@ -33,25 +33,27 @@ public struct PostService: Sendable {
     // MARK: Create
 
     /// Creates a post. Its conditions are looked up first, outside the transaction: a region whose weather needs
-    /// the provider holds no database connection while it answers, and no weather only means no conditions.
+    /// the provider holds no database connection while it answers, and no weather only means no conditions. So the
+    /// caller is checked before that, by a statement of its own (a refused token spends no upstream call), and again
+    /// as the transaction's first statement (`Caller`), which holds its rows until the post commits.
     public func create(
-        _ draft: PostDraft, by identity: Identity, idempotencyKey: String?, clientAddress: String? = nil
+        _ draft: PostDraft, by caller: Caller, idempotencyKey: String?, clientAddress: String? = nil
     ) async throws -> (Post, replayed: Bool) {
+        let identity = try await caller.resolve()
         try identity.requireNotBanned()
         var post = try await validate(draft)
-        let key = try idempotencyKey.map {
-            try IdempotencyKey(scope: "post:\(identity.accountID)", key: $0, requestHash: Self.requestHash(post))
-        }
+        let key = try idempotencyKey.map { try IdempotencyKey(scope: "", key: $0, requestHash: Self.requestHash(post)) }
         // Alt text is public with the post: the media's alt texts are checked with its title and body.
         let alts = try await media?.altTexts(post.mediaIDs, ownerID: identity.accountID) ?? []
         let held = try await filter.shouldHold([post.title ?? "", post.body] + alts)
         // After every check that can refuse the request, so a refused create spends no upstream call.
         post.conditions = await conditions?.conditions(regionID: post.regionID, clientAddress: clientAddress)
         // The posting allowance is counted in the transaction that creates the post; a replay is not.
-        let (created, replayed) = try await store.create(
-            authorID: identity.accountID, post: post, status: held ? .hidden : .visible, idempotency: key,
-            admission: Admission(rateLimiter, Self.postingPolicy(identity), subject: "\(identity.accountID)")
-        )
+        let limiter = rateLimiter
+        let (created, replayed) = try await store.create(post: post, status: held ? .hidden : .visible, by: caller) { identity in
+            try identity.requireNotBanned()
+            return (key?.scoped("post:\(identity.accountID)"), Admission(limiter, Self.postingPolicy(identity), subject: "\(identity.accountID)"))
+        }
         if !created.media.isEmpty { await media?.syncVisibility(.post(created.id)) }
         return (created, replayed)
     }
@@ -155,23 +157,22 @@ public struct PostService: Sendable {
     // MARK: Helpful marks
 
     /// Marks a post helpful (CONTRACT §9): not while banned, not one's own post (403 `forbidden`), not a post the
-    /// caller can't see (404). Idempotent; only a new mark is charged to the caller's allowance.
-    public func markHelpful(id: Int, by identity: Identity) async throws -> HelpfulState {
-        try identity.requireNotBanned()
-        let (viewer, me) = (Viewer(identity), identity.accountID)
-        let policy: RateLimitPolicy = identity.account.kind == .anonymous ? .anonymousMarks : .registeredMarks
-        return try await store.markHelpful(
-            postID: id, accountID: me, trustAgeSeconds: trustAgeSeconds, admission: Admission(rateLimiter, policy, subject: "\(me)")
-        ) { access in
-            try Self.requireVisible(access, viewer: viewer)
-            guard access.authorID != me else { throw BoardError.forbidden("you cannot mark your own post helpful") }
+    /// caller can't see (404). Idempotent; only a new mark is charged to the caller's allowance. The caller is checked
+    /// in the mark's transaction, first (`Caller`).
+    public func markHelpful(id: Int, by caller: Caller) async throws -> HelpfulState {
+        let limiter = rateLimiter
+        return try await store.markHelpful(postID: id, by: caller, trustAgeSeconds: trustAgeSeconds) { access, identity in
+            try identity.requireNotBanned()
+            try Self.requireVisible(access, viewer: Viewer(identity))
+            guard access.authorID != identity.accountID else { throw BoardError.forbidden("you cannot mark your own post helpful") }
+            let policy: RateLimitPolicy = identity.account.kind == .anonymous ? .anonymousMarks : .registeredMarks
+            return Admission(limiter, policy, subject: "\(identity.accountID)")
         }
     }
 
     /// Takes the caller's mark off a post it can see (404 otherwise). Idempotent.
-    public func unmarkHelpful(id: Int, by identity: Identity) async throws -> HelpfulState {
-        let viewer = Viewer(identity)
-        return try await store.unmarkHelpful(postID: id, accountID: identity.accountID) { try Self.requireVisible($0, viewer: viewer) }
+    public func unmarkHelpful(id: Int, by caller: Caller) async throws -> HelpfulState {
+        try await store.unmarkHelpful(postID: id, by: caller) { access, identity in try Self.requireVisible(access, viewer: Viewer(identity)) }
     }
 
     /// The role of an account (for ban rules); `notFound` if there is none.
@@ -191,18 +192,18 @@ public struct PostService: Sendable {
     /// stores exactly one revision (the version it replaced), and an edit that changes nothing stores none.
     /// With `precondition` (the API's `If-Match`), an edit of a post whose version no longer matches throws
     /// `preconditionFailed` and changes nothing.
-    public func update(id: Int, patch: PostPatch, precondition: VersionPrecondition? = nil, by identity: Identity) async throws -> Post {
-        try identity.requireNotBanned()
-        let viewer = Viewer(identity)
+    public func update(id: Int, patch: PostPatch, precondition: VersionPrecondition? = nil, by caller: Caller) async throws -> Post {
         // The patch's own values are checked before the transaction; a refusal is reported only after the
         // visibility and ownership checks (a stranger learns nothing from a bad value).
         let changes = Result { try Self.validate(patch) }
         let rule = try await filter.holdRule()
-        // The alt texts of a new media list (the store keeps only the caller's own); without one, the post's own.
-        let newAlts: [String]? = if let ids = patch.mediaIDs { try await media?.altTexts(ids, ownerID: identity.accountID) ?? [] } else { nil }
+        // The alt texts of a new media list (the store keeps only the caller's own): the only edit that must know
+        // its caller before the transaction (a statement of its own); without one, the post's own.
+        let newAlts: [String]? = if let ids = patch.mediaIDs { try await media?.altTexts(ids, ownerID: caller.resolve().accountID) ?? [] } else { nil }
         // Media left off a new list is only marked by the store (the sync and the purger deal with its files).
-        let (post, _) = try await store.edit(id: id) { post in
-            guard !post.deleted, Visibility(viewer).shows(post.state, authorID: post.authorID) else { throw BoardError.notFound("post") }
+        let (post, _) = try await store.edit(id: id, by: caller) { post, identity in
+            try identity.requireNotBanned()
+            guard !post.deleted, Visibility(Viewer(identity)).shows(post.state, authorID: post.authorID) else { throw BoardError.notFound("post") }
             guard post.authorID == identity.accountID else { throw BoardError.notOwner }
             // A bad value is reported before a stale If-Match: the request could never succeed as sent.
             let validated = try changes.get()
@@ -262,23 +263,19 @@ public struct PostService: Sendable {
         )
     }
 
-    /// Soft delete by the author (repeatable) or a moderator. Returns true when a moderator deleted
-    /// someone else's post; the moderation log records it in the same statement as the delete.
+    /// Soft delete by the author (repeatable) or a moderator, decided on the post's locked row in a transaction that
+    /// checks the caller first (`Caller`). Returns true when a moderator deleted someone else's post; the moderation
+    /// log records it in the same statement as the delete.
     @discardableResult
-    public func delete(id: Int, by identity: Identity) async throws -> Bool {
-        guard let post = try await store.post(id: id) else { throw BoardError.notFound("post") }
-        let viewer = Viewer(identity)
-        if post.authorID == identity.accountID {
-            if !post.deleted {
-                try await store.softDelete(id: id, by: identity.accountID)
-                if !post.media.isEmpty { await media?.syncVisibility(.post(id)) }
-            }
-            return false
+    public func delete(id: Int, by caller: Caller) async throws -> Bool {
+        let (post, deletion) = try await store.delete(id: id, by: caller) { post, identity in
+            if post.authorID == identity.accountID { return post.deleted ? .none : .own }
+            let viewer = Viewer(identity)
+            guard Visibility(viewer).shows(post.state, authorID: post.authorID) else { throw BoardError.notFound("post") }
+            guard viewer.isModerator else { throw BoardError.notOwner }
+            return post.deleted ? .none : .logged
         }
-        guard Visibility(viewer).shows(post.state, authorID: post.authorID) else { throw BoardError.notFound("post") }
-        guard viewer.isModerator else { throw BoardError.notOwner }
-        guard !post.deleted, try await store.softDeleteLogged(id: id, by: identity.accountID) else { return false }
-        if !post.media.isEmpty { await media?.syncVisibility(.post(id)) }
-        return true
+        if deletion != .none, !post.media.isEmpty { await media?.syncVisibility(.post(id)) }
+        return deletion == .logged
     }
 }

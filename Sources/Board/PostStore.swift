@@ -1,8 +1,12 @@
 /// Where posts live. `PostgresPostStore` is the real one.
 public protocol PostStore: Sendable {
-    /// Inserts a post. With an idempotency key, a replay returns the post the first request made
-    /// (`replayed: true`); the same key with a different request throws `idempotencyConflict`.
-    func create(authorID: Int, post: NewPost, status: PostStatus, idempotency: IdempotencyKey?, admission: Admission) async throws -> (Post, replayed: Bool)
+    /// Inserts a post for `caller`, checked first in the same transaction (`Caller`); `allow` decides from who it is
+    /// (a ban, the idempotency key's scope, the rate limit). With an idempotency key, a replay returns the post the
+    /// first request made (`replayed: true`); the same key with a different request throws `idempotencyConflict`.
+    func create(
+        post: NewPost, status: PostStatus, by caller: Caller,
+        allow: @escaping @Sendable (Identity) throws -> (idempotency: IdempotencyKey?, admission: Admission)
+    ) async throws -> (Post, replayed: Bool)
     /// Any post by id, deleted or not; `helpedByMe` for `viewer` (false for nil).
     func post(id: Int, viewer: Int?) async throws -> Post?
     /// One post for a reader: as `post(id:viewer:)`, possibly from a standby fresh enough for `viewer` (CONTRACT §12),
@@ -17,12 +21,13 @@ public protocol PostStore: Sendable {
     /// nothing changes (or throws to change nothing). A write keeps the replaced version as exactly one
     /// revision and bumps `version`. Throws `notFound` when there is no such post. Returns the post after.
     /// Media taken off the post are deleted in the same transaction; their storage keys are returned so the
-    /// caller deletes the files after the commit.
-    func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> (Post, removedMedia: [String])
-    func softDelete(id: Int, by accountID: Int) async throws
-    /// A moderator's delete of someone else's post and its moderation-log entry, in one statement: both happen
-    /// or neither does. False when the post was already deleted (nothing is logged then).
-    func softDeleteLogged(id: Int, by moderatorID: Int) async throws -> Bool
+    /// caller deletes the files after the commit. `caller` is checked first, in the same transaction (`Caller`), and
+    /// `decide` gets who it is.
+    func edit(id: Int, by caller: Caller, _ decide: @escaping @Sendable (Post, Identity) throws -> PostEdit?) async throws -> (Post, removedMedia: [String])
+    /// Deletes a post as `decide` says, in one transaction that checks `caller` first (`Caller`) and reads the post on
+    /// its locked row: the author's soft delete, or a moderator's with its moderation-log entry in one statement (both
+    /// happen or neither does). Answers the post as it was and what was done (`none` when it was deleted already).
+    func delete(id: Int, by caller: Caller, _ decide: @escaping @Sendable (Post, Identity) throws -> PostDeletion) async throws -> (Post, PostDeletion)
     func revisions(postID: Int) async throws -> [PostRevision]
     func accountRole(_ accountID: Int) async throws -> Role?
     /// Marks a post helpful, once per account: a new mark is charged to `admission` in its transaction, a repeat is
@@ -30,11 +35,13 @@ public protocol PostStore: Sendable {
     /// `trustAgeSeconds`) and not banned. `check` decides, in the same transaction, from what decides who may see
     /// the post (`access`), whether the account may mark it (it throws to refuse). Throws `notFound` when there is
     /// no such post, or it is deleted, or the account gone.
+    /// `caller` is checked first, in the same transaction (`Caller`); `check` gets who it is, and answers the
+    /// admission for a new mark.
     func markHelpful(
-        postID: Int, accountID: Int, trustAgeSeconds: Int, admission: Admission, check: @escaping @Sendable (PostAccess) throws -> Void
+        postID: Int, by caller: Caller, trustAgeSeconds: Int, check: @escaping @Sendable (PostAccess, Identity) throws -> Admission
     ) async throws -> HelpfulState
-    /// Takes the account's mark off the post, if any, once `check` allows it (as for `markHelpful`).
-    func unmarkHelpful(postID: Int, accountID: Int, check: @escaping @Sendable (PostAccess) throws -> Void) async throws -> HelpfulState
+    /// Takes the caller's mark off the post, if any, once `check` allows it (as for `markHelpful`).
+    func unmarkHelpful(postID: Int, by caller: Caller, check: @escaping @Sendable (PostAccess, Identity) throws -> Void) async throws -> HelpfulState
 }
 
 extension PostStore {

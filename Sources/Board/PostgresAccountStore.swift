@@ -189,17 +189,26 @@ public struct PostgresAccountStore: AccountStore {
     /// What moderators see as the author of a deleted account's evidence posts.
     static let deletedDisplayName = "(deleted account)"
 
-    public func block(blocker: Int, blocked: Int) async throws {
+    /// Adds the caller's block of `blocked` (repeatable), in one transaction that checks the caller first (`Caller`);
+    /// `invalidField` for the caller itself, `notFound` for no such account.
+    public func block(by caller: Caller, blocked: Int) async throws {
         do {
-            try await database.execute(
-                "INSERT INTO blocks (blocker_id, blocked_id) VALUES (\(blocker), \(blocked)) ON CONFLICT DO NOTHING"
-            )
+            try await database.transaction { connection in
+                let blocker = try caller.identity(on: connection).accountID
+                guard blocked != blocker else { throw BoardError.invalidField(field: "accountId", message: "you cannot block yourself") }
+                try connection.execute("INSERT INTO blocks (blocker_id, blocked_id) VALUES (\(blocker), \(blocked)) ON CONFLICT DO NOTHING")
+            }
         } catch let error as PostgresError where error.isForeignKeyViolation {
             throw BoardError.notFound("account")
         }
     }
 
-    public func unblock(blocker: Int, blocked: Int) async throws {
-        try await database.execute("DELETE FROM blocks WHERE blocker_id = \(blocker) AND blocked_id = \(blocked)")
+    /// Takes the caller's block of `blocked` off (repeatable), as `block`; `notFound` for no such account.
+    public func unblock(by caller: Caller, blocked: Int) async throws {
+        try await database.transaction { connection in
+            let blocker = try caller.identity(on: connection).accountID
+            guard try !connection.query("SELECT 1 FROM accounts WHERE id = \(blocked) AND deleted_at IS NULL").isEmpty else { throw BoardError.notFound("account") }
+            try connection.execute("DELETE FROM blocks WHERE blocker_id = \(blocker) AND blocked_id = \(blocked)")
+        }
     }
 }

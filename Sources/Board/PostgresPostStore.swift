@@ -152,9 +152,13 @@ public struct PostgresPostStore: PostStore {
     }
 
     public func create(
-        authorID: Int, post: NewPost, status: PostStatus, idempotency: IdempotencyKey?, admission: Admission
+        post: NewPost, status: PostStatus, by caller: Caller,
+        allow: @escaping @Sendable (Identity) throws -> (idempotency: IdempotencyKey?, admission: Admission)
     ) async throws -> (Post, replayed: Bool) {
         try await database.transaction { connection in
+            let identity = try caller.identity(on: connection)
+            let authorID = identity.accountID
+            let (idempotency, admission) = try allow(identity)
             if let idempotency, case .replay(let postID, let requestHash) = try idempotency.claim(on: connection) {
                 guard requestHash == idempotency.requestHash else { throw BoardError.idempotencyConflict }
                 guard let existing = try Self.posts(connection.query(Self.byID(postID))).first else {
@@ -163,8 +167,7 @@ public struct PostgresPostStore: PostStore {
                 return (existing, true)
             }
             try admission.admit(on: connection)
-            // Only while the author exists: an account deletion in progress holds its row, and a request
-            // authenticated just before it commits then finds the account deleted and makes nothing.
+            // The caller's check holds the author's rows: an account deletion waits for this post, then takes it.
             let inserted = try connection.query(
                 """
                 INSERT INTO posts (author_id, region_id, weather_type, category, title, body, status, hidden_reason,
@@ -173,7 +176,7 @@ public struct PostgresPostStore: PostStore {
                        \(status.rawValue), \(status == .hidden ? "filter" : nil),
                        \(post.conditions?.weatherType.rawValue), \(post.conditions?.feelsLike), \(post.conditions?.band.rawValue),
                        \(post.conditions?.observedAt)
-                FROM (SELECT id FROM accounts WHERE id = \(authorID) AND deleted_at IS NULL FOR KEY SHARE) a
+                FROM (SELECT \(authorID)::bigint AS id) a
                 RETURNING id
                 """
             )
@@ -230,14 +233,15 @@ public struct PostgresPostStore: PostStore {
         }
     }
 
-    public func edit(id: Int, _ decide: @escaping @Sendable (Post) throws -> PostEdit?) async throws -> (Post, removedMedia: [String]) {
+    public func edit(id: Int, by caller: Caller, _ decide: @escaping @Sendable (Post, Identity) throws -> PostEdit?) async throws -> (Post, removedMedia: [String]) {
         try await database.fencedTransaction(reads) { connection, fence in
+            let identity = try caller.identity(on: connection)
             // The row lock serializes edits of this post: a second edit waits here until the first commits,
             // then reads (READ COMMITTED: a fresh snapshot per statement) and merges with its result.
             guard let current = try Self.posts(connection.query(Self.withMedia("\(raw: Self.select) WHERE p.id = \(id) FOR UPDATE OF p"))).first else {
                 throw BoardError.notFound("post")
             }
-            guard let edit = try decide(current) else { return (current, []) }
+            guard let edit = try decide(current, identity) else { return (current, []) }
             // The revision is the locked row as it was: the version this edit replaces.
             try connection.execute(
                 """
@@ -275,9 +279,22 @@ public struct PostgresPostStore: PostStore {
         )
     }
 
-    public func softDelete(id: Int, by accountID: Int) async throws {
+    public func delete(id: Int, by caller: Caller, _ decide: @escaping @Sendable (Post, Identity) throws -> PostDeletion) async throws -> (Post, PostDeletion) {
         try await database.fencedTransaction(reads) { connection, fence in
-            if try connection.execute("UPDATE posts SET deleted_at = now(), deleted_by = \(accountID) WHERE id = \(id) AND deleted_at IS NULL") > 0 { fence.fence() }
+            let identity = try caller.identity(on: connection)
+            guard let post = try Self.posts(connection.query(Self.withMedia("\(raw: Self.select) WHERE p.id = \(id) FOR UPDATE OF p"))).first else {
+                throw BoardError.notFound("post")
+            }
+            let deletion = try decide(post, identity)
+            switch deletion {
+            case .none: break
+            case .own:
+                try connection.execute("UPDATE posts SET deleted_at = now(), deleted_by = \(identity.accountID) WHERE id = \(id) AND deleted_at IS NULL")
+            case .logged:
+                guard try PostgresModerationStore.deleteLogged(.post(id), by: identity.accountID, on: connection) else { return (post, .none) }
+            }
+            if deletion != .none { fence.fence() }
+            return (post, deletion)
         }
     }
 
@@ -291,24 +308,19 @@ public struct PostgresPostStore: PostStore {
         try await database.query("SELECT role FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL").first
             .map { try UnknownStoredValue.decode(Role.self, $0.decode(String.self, "role"), column: "accounts.role") }
     }
-
-    public func softDeleteLogged(id: Int, by moderatorID: Int) async throws -> Bool {
-        try await database.fencedTransaction(reads) { connection, fence in
-            let deleted = try PostgresModerationStore.deleteLogged(.post(id), by: moderatorID, on: connection)
-            if deleted { fence.fence() }
-            return deleted
-        }
-    }
 }
 
 extension PostgresPostStore {
     /// One trip to the database's thread for the whole call: the post's access row, `check`, the mark and the state
     /// read back, in one transaction: one hop to the database's thread per mark.
     public func markHelpful(
-        postID: Int, accountID: Int, trustAgeSeconds: Int, admission: Admission, check: @escaping @Sendable (PostAccess) throws -> Void
+        postID: Int, by caller: Caller, trustAgeSeconds: Int, check: @escaping @Sendable (PostAccess, Identity) throws -> Admission
     ) async throws -> HelpfulState {
         try await database.transaction { connection in
-            try Self.checkAccess(postID, on: connection, check)
+            let identity = try caller.identity(on: connection)
+            let accountID = identity.accountID
+            var admission: Admission?
+            try Self.checkAccess(postID, on: connection) { admission = try check($0, identity) }
             // The marker's row is read FOR SHARE: a ban, unban, registration or deletion of it waits for this mark to
             // commit, and its trigger (sql/0021) then sees the mark; this mark sees the account as it is after one.
             let inserted = try connection.query(
@@ -325,14 +337,16 @@ extension PostgresPostStore {
                 """
             )
             // Only a new mark is charged; a refusal rolls it back.
-            if !inserted.isEmpty { try admission.admit(on: connection) }
+            if !inserted.isEmpty { try admission?.admit(on: connection) }
             return try Self.helpfulState(postID: postID, accountID: accountID, on: connection)
         }
     }
 
-    public func unmarkHelpful(postID: Int, accountID: Int, check: @escaping @Sendable (PostAccess) throws -> Void) async throws -> HelpfulState {
+    public func unmarkHelpful(postID: Int, by caller: Caller, check: @escaping @Sendable (PostAccess, Identity) throws -> Void) async throws -> HelpfulState {
         try await database.transaction { connection in
-            try Self.checkAccess(postID, on: connection, check)
+            let identity = try caller.identity(on: connection)
+            let accountID = identity.accountID
+            try Self.checkAccess(postID, on: connection) { try check($0, identity) }
             try connection.execute("DELETE FROM helpful_marks WHERE post_id = \(postID) AND account_id = \(accountID)")
             return try Self.helpfulState(postID: postID, accountID: accountID, on: connection)
         }

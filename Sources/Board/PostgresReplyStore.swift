@@ -80,32 +80,35 @@ public struct PostgresReplyStore: Sendable {
 
     // MARK: Create
 
-    /// Inserts a reply in one transaction: the author's row is held (KEY SHARE: an account deletion in progress makes
-    /// it refuse), then the post's row is locked (NO KEY UPDATE), so `check` decides on the post as it is until the
-    /// reply commits: a moderator's removal, a deletion or a hide waits for it, and then takes it out of view with the
-    /// post. The lock also orders the replies of one post (ids in commit order) and keeps `reply_count` exact.
-    /// A held reply (`status` hidden) gets the term filter's report. With an idempotency key a replay returns the
-    /// reply the first request made; only a new reply is charged to `admission`.
+    /// Inserts a reply in one transaction: the caller's session is checked first, holding its rows (`Caller`: a
+    /// logout, a ban or an account deletion in progress waits for the reply, or the reply sees it), and `allow` decides
+    /// from who it is (a ban, the idempotency key's scope, the rate limit). Then the post's row is locked (NO KEY
+    /// UPDATE), so `check` decides on the post as it is until the reply commits: a moderator's removal, a deletion or a
+    /// hide waits for it, and then takes it out of view with the post. The lock also orders the replies of one post
+    /// (ids in commit order) and keeps `reply_count` exact. A held reply (`status` hidden) gets the term filter's
+    /// report. With an idempotency key a replay returns the reply the first request made; only a new reply is charged
+    /// to the admission.
     public func create(
-        postID: Int, authorID: Int, body: String, held: Bool, idempotency: IdempotencyKey?, admission: Admission,
-        check: @escaping @Sendable (PostAccess) throws -> Void
+        postID: Int, body: String, held: Bool, by caller: Caller,
+        allow: @escaping @Sendable (Identity) throws -> (idempotency: IdempotencyKey?, admission: Admission),
+        check: @escaping @Sendable (PostAccess, Identity) throws -> Void
     ) async throws -> (Reply, replayed: Bool) {
         try await database.transaction { connection in
+            let identity = try caller.identity(on: connection)
+            let authorID = identity.accountID
+            let (idempotency, admission) = try allow(identity)
             if let idempotency, case .replay(let replyID, let requestHash) = try idempotency.claim(on: connection) {
                 guard requestHash == idempotency.requestHash, let existing = try Self.replies(connection.query(Self.byID(replyID))).first else {
                     throw BoardError.idempotencyConflict
                 }
                 return (existing, true)
             }
-            guard try !connection.query("SELECT 1 FROM accounts WHERE id = \(authorID) AND deleted_at IS NULL FOR KEY SHARE").isEmpty else {
-                throw BoardError.unauthenticated
-            }
             guard let row = try connection.query(
                 "SELECT \(raw: PostgresPostStore.accessColumns) FROM posts WHERE id = \(postID) FOR NO KEY UPDATE"
             ).first else { throw BoardError.notFound("post") }
             let access = try PostgresPostStore.access(from: row)
             let postAuthorID = access.authorID
-            try check(access)
+            try check(access, identity)
             try admission.admit(on: connection)
             let id = try connection.query(
                 """
@@ -243,10 +246,12 @@ public struct PostgresReplyStore: Sendable {
         try connection.query(Self.unreadQuery(of: me))[0].decode(Int.self, "n")
     }
 
-    /// Moves `me`'s read marker up to reply `upTo` (never back: two devices marking at once keep the later), and
-    /// answers the unread count after; nil when `upTo` is not a reply to one of `me`'s posts.
-    public func markRead(of me: Int, upTo: Int) async throws -> Int? {
+    /// Moves the caller's read marker up to reply `upTo` (never back: two devices marking at once keep the later), and
+    /// answers the unread count after; nil when `upTo` is not a reply to one of the caller's posts. The caller is
+    /// checked first, in the same transaction (`Caller`), holding the account's row for the update.
+    public func markRead(by caller: Caller, upTo: Int) async throws -> Int? {
         try await database.transaction { connection in
+            let me = try caller.identity(on: connection, lock: .updatingAccount).accountID
             let moved = try connection.query(
                 """
                 UPDATE accounts a SET inbox_read_upto = greatest(a.inbox_read_upto, r.id)
@@ -263,13 +268,17 @@ public struct PostgresReplyStore: Sendable {
 
     /// Edits a reply on its locked row (edits of one reply happen one after another): `decide` gets the reply as it is
     /// now and returns the new body and whether the term filter holds it, or nil when nothing changes. A write keeps
-    /// the replaced version as one revision and bumps `version`. Returns the reply after.
-    public func edit(id: Int, _ decide: @escaping @Sendable (Reply) throws -> (body: String, held: Bool)?) async throws -> Reply {
+    /// the replaced version as one revision and bumps `version`. Returns the reply after. `caller` is checked first, in
+    /// the same transaction (`Caller`), and `decide` gets who it is.
+    public func edit(
+        id: Int, by caller: Caller, _ decide: @escaping @Sendable (Reply, Identity) throws -> (body: String, held: Bool)?
+    ) async throws -> Reply {
         try await database.fencedTransaction(reads) { connection, fence in
+            let identity = try caller.identity(on: connection)
             guard let current = try Self.replies(connection.query("\(raw: Self.select) WHERE r.id = \(id) FOR UPDATE OF r")).first else {
                 throw BoardError.notFound("reply")
             }
-            guard let edit = try decide(current) else { return current }
+            guard let edit = try decide(current, identity) else { return current }
             try connection.execute(
                 "INSERT INTO reply_revisions (reply_id, body, version) SELECT id, body, version FROM replies WHERE id = \(id)"
             )
@@ -290,18 +299,24 @@ public struct PostgresReplyStore: Sendable {
         }
     }
 
-    public func softDelete(id: Int, by accountID: Int) async throws {
+    /// Deletes a reply as `decide` says, on its locked row, in one transaction that checks `caller` first (`Caller`):
+    /// the author's soft delete, or a moderator's with its log entry in one statement. Answers what was done.
+    public func delete(id: Int, by caller: Caller, _ decide: @escaping @Sendable (Reply, Identity) throws -> PostDeletion) async throws -> PostDeletion {
         try await database.fencedTransaction(reads) { connection, fence in
-            if try connection.execute("UPDATE replies SET deleted_at = now(), deleted_by = \(accountID) WHERE id = \(id) AND deleted_at IS NULL") > 0 { fence.fence() }
-        }
-    }
-
-    /// A moderator's delete of someone else's reply and its log entry, in one statement. False when already deleted.
-    public func softDeleteLogged(id: Int, by moderatorID: Int) async throws -> Bool {
-        try await database.fencedTransaction(reads) { connection, fence in
-            let deleted = try PostgresModerationStore.deleteLogged(.reply(id), by: moderatorID, on: connection)
-            if deleted { fence.fence() }
-            return deleted
+            let identity = try caller.identity(on: connection)
+            guard let reply = try Self.replies(connection.query("\(raw: Self.select) WHERE r.id = \(id) FOR UPDATE OF r")).first else {
+                throw BoardError.notFound("reply")
+            }
+            let deletion = try decide(reply, identity)
+            switch deletion {
+            case .none: return .none
+            case .own:
+                try connection.execute("UPDATE replies SET deleted_at = now(), deleted_by = \(identity.accountID) WHERE id = \(id) AND deleted_at IS NULL")
+            case .logged:
+                guard try PostgresModerationStore.deleteLogged(.reply(id), by: identity.accountID, on: connection) else { return .none }
+            }
+            fence.fence()
+            return deletion
         }
     }
 

@@ -22,21 +22,21 @@ public struct ReplyService: Sendable {
 
     /// Replies to post `postID`: 404 for a post the caller can't see; 403 `forbidden` for one it can see that does not
     /// behave as visible to it (hidden, removed: its replies are out of view, so a new one would be too). Decided on the
-    /// post's locked row, so a reply never lands visible on a post removed meanwhile.
-    public func create(postID: Int, body raw: String?, by identity: Identity, idempotencyKey: String?) async throws -> (Reply, replayed: Bool) {
-        try identity.requireNotBanned()
+    /// post's locked row, so a reply never lands visible on a post removed meanwhile. The caller's session is checked
+    /// in the same transaction, first (`Caller`); the reply's own input before it.
+    public func create(postID: Int, body raw: String?, by caller: Caller, idempotencyKey: String?) async throws -> (Reply, replayed: Bool) {
         guard let raw else { throw BoardError.invalidField(field: "body", message: "is required") }
         let body = try TextRules.validate(raw, field: "body", range: Self.bodyLength)
-        let key = try idempotencyKey.map {
-            try IdempotencyKey(scope: "reply:\(identity.accountID)", key: $0, requestHash: Digest.sha256Hex("\(postID)\u{1F}\(body)"))
-        }
+        let key = try idempotencyKey.map { try IdempotencyKey(scope: "", key: $0, requestHash: Digest.sha256Hex("\(postID)\u{1F}\(body)")) }
         let held = try await filter.shouldHold([body])
-        let viewer = Viewer(identity)
-        let policy: RateLimitPolicy = identity.account.kind == .anonymous ? .anonymousReplying : .registeredReplying
-        return try await store.create(
-            postID: postID, authorID: identity.accountID, body: body, held: held, idempotency: key,
-            admission: Admission(rateLimiter, policy, subject: "\(identity.accountID)")
-        ) { access in try Self.requireOpen(access, viewer: viewer) }
+        let limiter = rateLimiter
+        return try await store.create(postID: postID, body: body, held: held, by: caller) { identity in
+            try identity.requireNotBanned()
+            let policy: RateLimitPolicy = identity.account.kind == .anonymous ? .anonymousReplying : .registeredReplying
+            return (key?.scoped("reply:\(identity.accountID)"), Admission(limiter, policy, subject: "\(identity.accountID)"))
+        } check: { access, identity in
+            try Self.requireOpen(access, viewer: Viewer(identity))
+        }
     }
 
     /// A post takes replies where it behaves as visible to the replier (`Visibility.treatsAsVisible`: the author's own
@@ -86,8 +86,8 @@ public struct ReplyService: Sendable {
 
     /// Marks the caller's inbox read up to reply `upTo` (one of the replies to its posts); answers the unread count
     /// after, as `inbox` does.
-    public func markRead(_ identity: Identity, upTo: Int) async throws -> (unread: Int, capped: Bool) {
-        guard let unread = try await store.markRead(of: identity.accountID, upTo: upTo) else {
+    public func markRead(by caller: Caller, upTo: Int) async throws -> (unread: Int, capped: Bool) {
+        guard let unread = try await store.markRead(by: caller, upTo: upTo) else {
             throw BoardError.invalidField(field: "upTo", message: "names no reply in your inbox")
         }
         return (min(unread, PostgresReplyStore.unreadCap), unread > PostgresReplyStore.unreadCap)
@@ -101,16 +101,15 @@ public struct ReplyService: Sendable {
 
     /// Edits a reply's body (its author only, not while banned). Serialized per reply; every edit keeps one revision;
     /// `precondition` (the API's `If-Match`) refuses a stale edit with `preconditionFailed` and changes nothing.
-    public func update(id: Int, body raw: String?, precondition: VersionPrecondition?, by identity: Identity) async throws -> Reply {
-        try identity.requireNotBanned()
-        let viewer = Viewer(identity)
+    public func update(id: Int, body raw: String?, precondition: VersionPrecondition?, by caller: Caller) async throws -> Reply {
         let body = Result { () throws -> String in
             guard let raw else { throw BoardError.invalidField(field: "body", message: "is required") }
             return try TextRules.validate(raw, field: "body", range: Self.bodyLength)
         }
         let rule = try await filter.holdRule()
-        return try await store.edit(id: id) { reply in
-            guard !reply.deleted, reply.isShown(to: viewer) else { throw BoardError.notFound("reply") }
+        return try await store.edit(id: id, by: caller) { reply, identity in
+            try identity.requireNotBanned()
+            guard !reply.deleted, reply.isShown(to: Viewer(identity)) else { throw BoardError.notFound("reply") }
             guard reply.authorID == identity.accountID else { throw BoardError.notOwner }
             let body = try body.get()
             if let precondition, !precondition.matches(reply.version) { throw BoardError.preconditionFailed }
@@ -119,17 +118,16 @@ public struct ReplyService: Sendable {
         }
     }
 
-    /// Soft delete by the author (repeatable: 204 again) or a moderator (logged). A reply the caller can't see is 404.
-    public func delete(id: Int, by identity: Identity) async throws {
-        guard let reply = try await store.reply(id: id) else { throw BoardError.notFound("reply") }
-        let viewer = Viewer(identity)
-        if reply.authorID == identity.accountID {
-            if !reply.deleted { try await store.softDelete(id: id, by: identity.accountID) }
-            return
+    /// Soft delete by the author (repeatable: 204 again) or a moderator (logged), decided on the reply's locked row in
+    /// a transaction that checks the caller first (`Caller`). A reply the caller can't see is 404.
+    public func delete(id: Int, by caller: Caller) async throws {
+        _ = try await store.delete(id: id, by: caller) { reply, identity in
+            if reply.authorID == identity.accountID { return reply.deleted ? .none : .own }
+            let viewer = Viewer(identity)
+            guard reply.isShown(to: viewer) else { throw BoardError.notFound("reply") }
+            guard viewer.isModerator else { throw BoardError.notOwner }
+            return reply.deleted ? .none : .logged
         }
-        guard reply.isShown(to: viewer) else { throw BoardError.notFound("reply") }
-        guard viewer.isModerator else { throw BoardError.notOwner }
-        if !reply.deleted { _ = try await store.softDeleteLogged(id: id, by: identity.accountID) }
     }
 }
 

@@ -29,6 +29,42 @@ extension SessionGate {
         "SELECT \(raw: columns) FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.token_hash = \(tokenHash) AND s.revoked_at IS NULL"
     }
 
+    /// The live session `id` and its account, as `columns` (`Caller`: a caller checked before, checked again inside a
+    /// write).
+    static func session(id: Int) -> SQLQuery {
+        "SELECT \(raw: columns) FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.id = \(id) AND s.revoked_at IS NULL"
+    }
+
+    /// `session` with its rows locked as `lock` says, until the transaction ends. Under READ COMMITTED a statement
+    /// that waits on a lock reads the row again as committed, and checks it again: a revocation it waited for leaves it
+    /// no row, a ban it waited for shows.
+    static func locked(_ session: SQLQuery, _ lock: Caller.Lock) -> SQLQuery {
+        var sql = session
+        switch lock {
+        case .share: sql.append(" FOR SHARE OF s, a")
+        case .updatingAccount: sql.append(" FOR SHARE OF s FOR NO KEY UPDATE OF a")
+        }
+        return sql
+    }
+
+    /// The caller, checked by the first statement of a write's transaction on `connection` (`Caller`), which holds the
+    /// session's and the account's rows as `lock` says; `unauthenticated` for a token with no live session. A gate a
+    /// statement of its own has settled is checked again all the same, by its session's id, for the lock and for what
+    /// changed since.
+    func check(on connection: PostgresConnection, lock: Caller.Lock) throws -> Identity {
+        switch settled {
+        case .refused?: throw BoardError.unauthenticated
+        case .identity(let identity)?:
+            guard let row = try connection.query(Self.locked(Self.session(id: identity.sessionID), lock)).first else {
+                throw BoardError.unauthenticated
+            }
+            return try Self.identity(from: row)
+        case nil:
+            counts.add(.inWrite)
+            return try settle(connection.query(Self.locked(Self.session(tokenHash), lock)).first.map(Self.identity(from:)))
+        }
+    }
+
     /// The caller from a row holding `columns`.
     static func identity(from row: PostgresRow) throws -> Identity {
         Identity(account: try PostgresAccountStore.account(from: row, prefix: "me_"), sessionID: try row.decode(Int.self, "me_session_id"))

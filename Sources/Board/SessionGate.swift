@@ -28,6 +28,9 @@ public final class SessionGate: Sendable {
     /// The session's account id, in a statement the gate wraps (`Visibility.account` of `Visibility.Reader.session`).
     public static let account: SQLQuery = "(SELECT me.me_id FROM me)"
 
+    /// What a check has settled the gate on, if one has.
+    var settled: Outcome? { outcome.withLock { $0 } }
+
     /// The caller, once the gate has settled on one.
     public var identity: Identity? {
         outcome.withLock { if case .identity(let identity)? = $0 { identity } else { nil } }
@@ -69,12 +72,15 @@ public final class SessionCheckCounts: Sendable {
         case statement
         /// Inside the read's own statement.
         case inRead
+        /// Inside the write's own transaction, as its first statement.
+        case inWrite
         /// A token refused (401).
         case refused
     }
 
     private let statement = Atomic<Int>(0)
     private let inRead = Atomic<Int>(0)
+    private let inWrite = Atomic<Int>(0)
     private let refused = Atomic<Int>(0)
 
     public init() {}
@@ -83,6 +89,7 @@ public final class SessionCheckCounts: Sendable {
         switch kind {
         case .statement: statement.add(1, ordering: .relaxed)
         case .inRead: inRead.add(1, ordering: .relaxed)
+        case .inWrite: inWrite.add(1, ordering: .relaxed)
         case .refused: refused.add(1, ordering: .relaxed)
         }
     }
@@ -91,6 +98,7 @@ public final class SessionCheckCounts: Sendable {
         switch kind {
         case .statement: statement.load(ordering: .relaxed)
         case .inRead: inRead.load(ordering: .relaxed)
+        case .inWrite: inWrite.load(ordering: .relaxed)
         case .refused: refused.load(ordering: .relaxed)
         }
     }

@@ -24,6 +24,7 @@ struct AccountsController {
     }
 
     @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await context.refuseRevokedToken()
         let issued = try await accounts.createAnonymous(clientIP: context.clientIP, idempotencyKey: request.idempotencyKey)
         return try jsonResponse(AuthResponse(account: .init(issued.account), token: issued.token), status: issued.replayed ? .ok : .created)
     }
@@ -46,6 +47,7 @@ struct AccountsController {
     }
 
     @Sendable func login(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await context.refuseRevokedToken()
         let body = try await request.decodeJSON(as: CredentialsRequest.self, context: context)
         let issued = try await accounts.login(username: body.username, password: body.password, clientIP: context.clientIP)
         return try jsonResponse(AuthResponse(account: .init(issued.account), token: issued.token), status: .created)
@@ -67,16 +69,16 @@ struct AccountsController {
     }
 
     @Sendable func block(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
+        let caller = try context.requireCaller()
         let body = try await request.decodeJSON(as: BlockRequest.self, context: context)
         guard let id = CanonicalID.parse(body.accountId) else { throw APIError.notFound("account") }
-        try await accounts.block(identity, accountID: id)
+        try await accounts.block(by: caller, accountID: id)
         return noContent()
     }
 
     @Sendable func unblock(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
-        try await accounts.unblock(identity, accountID: try context.pathID("accountId", "account"))
+        let caller = try context.requireCaller()
+        try await accounts.unblock(by: caller, accountID: try context.pathID("accountId", "account"))
         return noContent()
     }
 }

@@ -140,11 +140,13 @@ public final class AppMetrics: Sendable {
     }
 
     /// Session checks (`SessionGate`): `auth_session_checks_total{how}` (`statement`: one of its own; `in_read`:
-    /// inside the read's statement) and `auth_refused_total` (tokens answered 401).
+    /// inside the read's statement; `in_write`: the first statement of the write's transaction) and
+    /// `auth_refused_total` (tokens answered 401).
     static func sessionCollector(_ checks: SessionCheckCounts) -> @Sendable (AppMetrics) -> Void {
         { metrics in
             metrics.setTotal("auth_session_checks_total", dimensions: [("how", "statement")], to: checks.value(.statement))
             metrics.setTotal("auth_session_checks_total", dimensions: [("how", "in_read")], to: checks.value(.inRead))
+            metrics.setTotal("auth_session_checks_total", dimensions: [("how", "in_write")], to: checks.value(.inWrite))
             metrics.setTotal("auth_refused_total", to: checks.value(.refused))
         }
     }

@@ -18,10 +18,9 @@ public struct AppRequestContext: RequestContext {
     public var requestID: String = ""
     /// The client as rate limits see it (an IPv4 address or an IPv6 /64), set by `AuthenticationMiddleware`.
     public var clientIP: String = "unknown"
-    /// The caller behind the bearer token, checked before the handler: a write's (`AuthenticationMiddleware`).
-    public var identity: Identity?
-    /// A read's bearer token, checked by the read's own statement (`SessionGate`), or by `requireIdentity` and
-    /// `checkedViewer`; `AuthenticationMiddleware` checks one nothing checked before answering.
+    /// The request's bearer token, checked by the request's own statement: a read's (`SessionGate`), a write's first
+    /// statement in its transaction (`Caller`); or by `requireIdentity` and `checkedViewer`. `AuthenticationMiddleware`
+    /// checks one nothing checked before answering.
     public var gate: SessionGate?
 
     public init(source: ApplicationRequestContextSource) {
@@ -37,26 +36,36 @@ public struct AppRequestContext: RequestContext {
     public var requestDecoder: JSONDecoder { JSONCoding.decoder }
     public var responseEncoder: JSONEncoder { JSONCoding.encoder }
 
-    /// The caller, or 401 `unauthenticated`: a read's token is checked now, by a statement of its own, unless a read
-    /// has checked it.
+    /// The caller, or 401 `unauthenticated`: the token is checked now, by a statement of its own, unless a statement
+    /// of the request has checked it.
     public func requireIdentity() async throws -> Identity {
-        if let identity { return identity }
         if let gate { return try await gate.resolve() }
         throw BoardError.unauthenticated
+    }
+
+    /// The caller of a write that checks the token inside its own transaction (`Caller`), or 401 `unauthenticated` at
+    /// once when no token was sent. Nothing is checked yet.
+    public func requireCaller() throws -> Caller {
+        guard let gate else { throw BoardError.unauthenticated }
+        return Caller(gate)
+    }
+
+    /// A token sent to a route that acts for no account (creating one, signing in) must still be live: checked now,
+    /// by a statement of its own, before anything is done.
+    public func refuseRevokedToken() async throws {
+        if let gate { _ = try await gate.resolve() }
     }
 
     /// The reader, for the reads that check a token themselves (`SessionGate.read`: the post, the lists, the feed,
     /// the outfit posts, replies, the inbox) and, after one of them, for what the answer shows: a token still to be
     /// checked is passed on unchecked (`Viewer.gate`).
     public var viewer: Viewer {
-        if let identity { return Viewer(identity) }
         if let gate { return Viewer(gate: gate) }
         return .anonymous
     }
 
     /// The reader with its token checked (a statement of its own unless a read has checked it), for everything else.
     public func checkedViewer() async throws -> Viewer {
-        if let identity { return Viewer(identity) }
         if let gate { return Viewer(try await gate.resolve()) }
         return .anonymous
     }

@@ -7,9 +7,11 @@ import Hummingbird
 /// A token that is sent but unknown or revoked answers 401 even on public routes, so a client learns
 /// at once that it must sign in again.
 ///
-/// A write's token is checked here, before the handler. A read's (GET, HEAD) is checked by the read's own statement
-/// (`SessionGate`: one trip through the data layer, as a token-less read); one that no read checked, on a route that
-/// reads nothing through a gate or that failed first, is checked here after the handler, and a refusal replaces the
+/// No token is checked here, before the handler: a read's (GET, HEAD) is checked by the read's own statement
+/// (`SessionGate`: one trip through the data layer, as a token-less read), a write's by the first statement of its
+/// transaction (`Caller`), and a handler that needs its caller before either checks it by a statement of its own
+/// (`requireIdentity`, `refuseRevokedToken`) before it does anything. One that nothing checked, on a route that reads
+/// nothing through a gate or that failed first, is checked here after the handler, and a refusal replaces the
 /// handler's answer. So nothing is answered to a refused token but 401.
 struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
@@ -28,12 +30,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
                 accounts.sessionChecks.add(.refused)
                 throw BoardError.unauthenticated
             }
-            let bearer = parts[1].trimmingCharacters(in: .whitespaces)
-            if request.method == .get || request.method == .head {
-                context.gate = try accounts.gate(bearer: bearer)
-            } else {
-                context.identity = try await accounts.authenticate(bearer: bearer)
-            }
+            context.gate = try accounts.gate(bearer: parts[1].trimmingCharacters(in: .whitespaces))
         }
         let response: Response
         do {
@@ -51,7 +48,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
             throw error
         }
         if let gate = context.gate { _ = try await gate.resolve() }
-        if recordWrites, let identity = context.identity, ![.get, .head, .options].contains(request.method) {
+        if recordWrites, let identity = context.gate?.identity, ![.get, .head, .options].contains(request.method) {
             do {
                 try await accounts.recordWrite(by: identity)
             } catch {

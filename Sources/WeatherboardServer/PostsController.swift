@@ -24,7 +24,7 @@ struct PostsController {
     }
 
     @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
+        let caller = try context.requireCaller()
         let body = try await request.decodeJSON(as: CreatePostRequest.self, context: context)
         let location: PostLocation?
         // `location` is instead of `regionId` (CONTRACT §4); both at once would leave one unchecked.
@@ -39,7 +39,7 @@ struct PostsController {
         }
         var draft = PostDraft(weatherType: body.weatherType, category: body.category, title: body.title, body: body.body, location: location)
         draft.mediaIDs = try Self.mediaIDs(body.mediaIds) ?? []
-        let (post, _) = try await posts.create(draft, by: identity, idempotencyKey: request.idempotencyKey, clientAddress: context.clientIP)
+        let (post, _) = try await posts.create(draft, by: caller, idempotencyKey: request.idempotencyKey, clientAddress: context.clientIP)
         return jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request, context)), status: .created)
     }
 
@@ -88,14 +88,14 @@ struct PostsController {
     }
 
     @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
+        let caller = try context.requireCaller()
         let id = try context.pathID("id", "post")
         let body = try await request.decodeJSON(as: PatchPostRequest.self, context: context)
         let patch = PostPatch(
             title: body.title, body: body.body, weatherType: body.weatherType, category: body.category, mediaIDs: try Self.mediaIDs(body.mediaIds)
         )
         let precondition = PostETag.precondition(ifMatch: request.headers[values: .ifMatch], postID: id)
-        let post = try await posts.update(id: id, patch: patch, precondition: precondition, by: identity)
+        let post = try await posts.update(id: id, patch: patch, precondition: precondition, by: caller)
         var response = jsonResponse(PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request, context)))
         response.headers[.eTag] = PostETag.value(post)
         return response
@@ -112,21 +112,21 @@ struct PostsController {
     }
 
     @Sendable func markHelpful(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
-        let state = try await posts.markHelpful(id: try context.pathID("id", "post"), by: identity)
+        let caller = try context.requireCaller()
+        let state = try await posts.markHelpful(id: try context.pathID("id", "post"), by: caller)
         return jsonResponse(HelpfulResponse(helpfulCount: state.helpfulCount, helpedByMe: state.helpedByMe))
     }
 
     @Sendable func unmarkHelpful(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
-        let state = try await posts.unmarkHelpful(id: try context.pathID("id", "post"), by: identity)
+        let caller = try context.requireCaller()
+        let state = try await posts.unmarkHelpful(id: try context.pathID("id", "post"), by: caller)
         return jsonResponse(HelpfulResponse(helpfulCount: state.helpfulCount, helpedByMe: state.helpedByMe))
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
+        let caller = try context.requireCaller()
         let id = try context.pathID("id", "post")
-        try await posts.delete(id: id, by: identity)
+        try await posts.delete(id: id, by: caller)
         return noContent()
     }
 }

@@ -23,10 +23,10 @@ struct RepliesController {
     }
 
     @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
+        let caller = try context.requireCaller()
         let postID = try context.pathID("id", "post")
         let body = try await request.decodeJSON(as: ReplyRequest.self, context: context)
-        let (reply, _) = try await replies.create(postID: postID, body: body.body, by: identity, idempotencyKey: request.idempotencyKey)
+        let (reply, _) = try await replies.create(postID: postID, body: body.body, by: caller, idempotencyKey: request.idempotencyKey)
         return Self.withETag(jsonResponse(ReplyResponse(reply, viewer: context.viewer), status: .created), reply)
     }
 
@@ -45,17 +45,17 @@ struct RepliesController {
     }
 
     @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
+        let caller = try context.requireCaller()
         let id = try context.pathID("id", "reply")
         let body = try await request.decodeJSON(as: ReplyRequest.self, context: context)
         let precondition = PostETag.precondition(ifMatch: request.headers[values: .ifMatch], postID: id)
-        let reply = try await replies.update(id: id, body: body.body, precondition: precondition, by: identity)
+        let reply = try await replies.update(id: id, body: body.body, precondition: precondition, by: caller)
         return Self.withETag(jsonResponse(ReplyResponse(reply, viewer: context.viewer)), reply)
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
-        try await replies.delete(id: try context.pathID("id", "reply"), by: identity)
+        let caller = try context.requireCaller()
+        try await replies.delete(id: try context.pathID("id", "reply"), by: caller)
         return noContent()
     }
 
@@ -81,12 +81,12 @@ struct RepliesController {
     }
 
     @Sendable func markRead(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
+        let caller = try context.requireCaller()
         let body = try await request.decodeJSON(as: InboxReadRequest.self, context: context)
         guard let raw = body.upTo else { throw APIError.invalidField("upTo", "is required") }
         // Ids are canonical decimal strings; anything else names no reply.
         guard let upTo = CanonicalID.parse(raw) else { throw APIError.invalidField("upTo", "names no reply in your inbox") }
-        let (unread, capped) = try await replies.markRead(identity, upTo: upTo)
+        let (unread, capped) = try await replies.markRead(by: caller, upTo: upTo)
         return try jsonResponse(InboxUnreadResponse(unread: unread, unreadCapped: capped))
     }
 

@@ -456,13 +456,14 @@ struct HostileClientTests {
             let authorID = try #require(Int(author.id))
             let database = server.dependencies.database
             let deletion = try await GatedTransaction.accountDeletion(authorID, on: database)
-            // Authenticated before the deletion commits; its transaction then waits on the account row.
+            // Checked by a statement of its own before the deletion commits (the post's weather is looked up outside its
+            // transaction); the transaction's own check of the session then waits on the deletion's locks.
             let post = Task {
                 try await server.json(
                     "POST", "/v1/posts", token: author.token, ["weatherType": "rain", "category": "food", "body": "유령 글", "regionId": "1835848"]
                 )
             }
-            #expect(try await waitForLockWaiter("%INSERT INTO posts%", behind: deletion))
+            #expect(try await waitForLockWaiter("%FOR SHARE OF s, a%", behind: deletion))
             try await deletion.open()
             let response = try await post.value
             #expect(response.status == 401)
