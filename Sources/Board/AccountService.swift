@@ -108,14 +108,15 @@ public struct AccountService: Sendable {
         return IssuedToken(account: account, token: token.value)
     }
 
-    public func logout(_ identity: Identity) async throws {
-        try await store.revokeSession(id: identity.sessionID)
+    /// `DELETE /v1/sessions/current`: the caller's token stops working, on every instance, at once.
+    public func logout(by caller: Caller) async throws {
+        try await store.revokeSession(by: caller)
     }
 
-    public func deleteAccount(_ identity: Identity) async throws {
+    public func deleteAccount(by caller: Caller) async throws {
         // No file is touched here: the media sync moves the account's images to the private side within
         // MEDIA_SYNC_SECONDS, and the purger deletes them.
-        try await store.delete(accountID: identity.accountID)
+        try await store.delete(by: caller)
     }
 
     public func account(id: Int) async throws -> Account {

@@ -20,13 +20,13 @@ public protocol AccountStore: Sendable {
     func credentials(username: String) async throws -> (Account, passwordHash: String)?
     func addSession(accountID: Int, tokenHash: String, tokenPrefix: String) async throws
     func updatePasswordHash(accountID: Int, passwordHash: String) async throws
-    func revokeSession(id: Int) async throws
+    func revokeSession(by caller: Caller) async throws
     func account(id: Int) async throws -> Account?
     /// Deletes the account (CONTRACT §3): its sessions, blocks and idempotency keys go; its posts leave
     /// every view and lose their text, except reported ones, which stay as moderation evidence (their
     /// reports keep their snapshots); the account row stays only as an id, without name or password.
     /// Its media is only marked, in the same transaction: the media sync and the purger deal with the files.
-    func delete(accountID: Int) async throws
+    func delete(by caller: Caller) async throws
     func block(by caller: Caller, blocked: Int) async throws
     func unblock(by caller: Caller, blocked: Int) async throws
 }

@@ -26,6 +26,8 @@ public struct Caller: Sendable {
         /// `FOR SHARE` of the session, `FOR NO KEY UPDATE` of the account: for a write that updates its own account
         /// row (two of them at once would each hold a share and wait for the other's).
         case updatingAccount
+        /// `FOR UPDATE` of the session and the account: for a write that revokes the session or deletes the account.
+        case exclusive
     }
 
     /// The caller, as its session is now: checked by the first statement of the transaction on `connection`, which

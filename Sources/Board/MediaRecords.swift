@@ -67,8 +67,14 @@ public struct MediaRecords: Sendable {
 
     /// Sets the alt text; with `holdingItsPost` (the text holds a blocked term), the visible post it is on is hidden
     /// for review in the same transaction, as a post whose own text matched is. Returns the media and the post held.
-    func setAlt(id: Int, alt: String?, holdingItsPost: Bool) async throws -> (Media, heldPost: Int?)? {
+    /// `caller` is checked first, in the same transaction (`Caller`), and `check` decides on the media's locked row.
+    func setAlt(
+        id: Int, alt: String?, holdingItsPost: Bool, by caller: Caller, check: @escaping @Sendable (Media, Identity) throws -> Void
+    ) async throws -> (Media, heldPost: Int?)? {
         try await database.transaction { connection in
+            let identity = try caller.identity(on: connection)
+            guard let current = try connection.query("SELECT \(raw: Self.columns) FROM media m WHERE m.id = \(id) FOR UPDATE").first else { return nil }
+            try check(try Self.media(from: current), identity)
             guard let row = try connection.query("UPDATE media AS m SET alt = \(alt), alt_search = \(alt.map(SearchTerms.fold)) WHERE m.id = \(id) RETURNING \(raw: Self.columns)").first else {
                 return nil
             }
@@ -92,10 +98,16 @@ public struct MediaRecords: Sendable {
         ).map { try $0.decode(String.self, "alt") }
     }
 
-    /// Deletes the row and returns its key (its files are the caller's to delete) or, when a report names it,
-    /// retires it (off its post, private, kept as evidence) and returns nil.
-    func deleteOrRetire(id: Int) async throws -> String? {
+    /// Deletes media `id`, or retires it when a report names it (`inEvidence`), once `check` allows it on its locked
+    /// row, in a transaction that checks `caller` first (`Caller`). Returns the storage key of files to delete (none
+    /// for retired media, whose files the sync makes private).
+    func deleteOrRetire(id: Int, by caller: Caller, check: @escaping @Sendable (Media, Identity) throws -> Void) async throws -> String? {
         try await database.transaction { connection in
+            let identity = try caller.identity(on: connection)
+            guard let current = try connection.query("SELECT \(raw: Self.columns) FROM media m WHERE m.id = \(id) FOR UPDATE").first else {
+                throw BoardError.notFound("media")
+            }
+            try check(try Self.media(from: current), identity)
             let deleted = try connection.query(
                 "DELETE FROM media m WHERE m.id = \(id) AND NOT \(raw: Self.inEvidence) RETURNING m.storage_key"
             )

@@ -114,19 +114,29 @@ public struct MediaService: Sendable {
 
     /// The caller's own media; anyone else's is `notOwner`, an unknown id `notFound`.
     public func media(id: Int, by identity: Identity) async throws -> Media {
-        guard let media = try await records.media(id: id), !media.isRetired else { throw BoardError.notFound("media") }
-        guard media.ownerID == identity.accountID else { throw BoardError.notOwner }
+        guard let media = try await records.media(id: id) else { throw BoardError.notFound("media") }
+        try Self.requireOwn(media, identity)
         return media
     }
 
-    public func setAlt(id: Int, alt rawAlt: String?, by identity: Identity) async throws -> Media {
-        try identity.requireNotBanned()
+    /// Sets the alt text of the caller's own media (`notOwner` otherwise, `notFound` for an unknown id), not while
+    /// banned: decided on the media's locked row, in a transaction that checks the caller first (`Caller`).
+    public func setAlt(id: Int, alt rawAlt: String?, by caller: Caller) async throws -> Media {
         let alt = try Self.validateAlt(rawAlt)
-        _ = try await media(id: id, by: identity)
         let held = try await filter.shouldHold([alt ?? ""])
-        guard let (updated, heldPost) = try await records.setAlt(id: id, alt: alt, holdingItsPost: held) else { throw BoardError.notFound("media") }
+        let found = try await records.setAlt(id: id, alt: alt, holdingItsPost: held, by: caller) { media, identity in
+            try identity.requireNotBanned()
+            try Self.requireOwn(media, identity)
+        }
+        guard let (updated, heldPost) = found else { throw BoardError.notFound("media") }
         if let heldPost { await syncVisibility(.post(heldPost)) }
         return updated
+    }
+
+    /// The caller's own media that is not retired: `notFound` for retired media, `notOwner` for anyone else's.
+    static func requireOwn(_ media: Media, _ identity: Identity) throws {
+        guard !media.isRetired else { throw BoardError.notFound("media") }
+        guard media.ownerID == identity.accountID else { throw BoardError.notOwner }
     }
 
     /// The alt texts of the owner's media among `ids`, for the blocked-term check of a post they are put on.
@@ -135,9 +145,8 @@ public struct MediaService: Sendable {
     }
 
     /// `DELETE /v1/media/{id}`: off its post, files deleted. Media a report names stays, private, as evidence.
-    public func delete(id: Int, by identity: Identity) async throws {
-        _ = try await media(id: id, by: identity)
-        if let key = try await records.deleteOrRetire(id: id) {
+    public func delete(id: Int, by caller: Caller) async throws {
+        if let key = try await records.deleteOrRetire(id: id, by: caller, check: { media, identity in try Self.requireOwn(media, identity) }) {
             await deleteFiles([key])
         }
         await syncVisibility(.media(id))

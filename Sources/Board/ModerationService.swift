@@ -21,50 +21,51 @@ public struct ModerationService: Sendable {
 
     // MARK: Reports
 
-    public func report(postID: Int, reason rawReason: String, note rawNote: String?, by identity: Identity) async throws -> (Report, created: Bool) {
-        let (reason, note) = try Self.reportInput(rawReason, rawNote, by: identity)
-        // Only posts the reporter can see can be reported (404 otherwise, like reading them).
-        // On the primary: a report is a write, and the post it names may be newer than a standby.
-        let post = try await posts.post(id: postID, viewer: Viewer(identity, reads: .primary))
-        guard post.authorID != identity.accountID else { throw BoardError.forbidden("you cannot report your own post") }
-        // Only a new report is counted: a repeat answers the first one (200) without spending the allowance.
-        let filed = try await store.report(
-            postID: postID, reporterID: identity.accountID, reason: reason, note: note, policy: policy,
-            admission: Admission(rateLimiter, .reporting, subject: "\(identity.accountID)")
-        )
-        // A report may have hidden the post: its images leave the public side at once.
-        if filed.created, !post.media.isEmpty { await posts.media?.syncVisibility(.post(postID)) }
-        return filed
+    /// Reports a post (CONTRACT §5): only one the reporter can see (404 otherwise, like reading it), never one's own
+    /// (403), not while banned, once per account (a repeat answers the first report, 200, without spending the
+    /// allowance). Decided on the post's locked row, in a transaction that checks the caller first (`Caller`).
+    public func report(postID: Int, reason rawReason: String, note rawNote: String?, by caller: Caller) async throws -> (Report, created: Bool) {
+        let (reason, note) = try Self.reportInput(rawReason, rawNote)
+        let filed = try await store.report(postID: postID, by: caller, reason: reason, note: note, policy: policy, check: reportCheck(own: "post"))
+        // A report that hid the post: its images leave the public side at once.
+        if filed.hid { await posts.media?.syncVisibility(.post(postID)) }
+        return (filed.0, filed.created)
     }
 
-    /// A report's reason and note, checked, for a reporter that is not banned.
-    static func reportInput(_ rawReason: String, _ rawNote: String?, by identity: Identity) throws -> (ReportReason, String?) {
-        try identity.requireNotBanned()
+    /// A report's reason and note, checked.
+    static func reportInput(_ rawReason: String, _ rawNote: String?) throws -> (ReportReason, String?) {
         guard let reason = ReportReason(rawValue: rawReason), reason != .filter else {
             throw BoardError.invalidField(field: "reason", message: "must be one of spam, abuse, hate, sexual, misinformation, other")
         }
         return (reason, try rawNote.map { try TextRules.validate($0, field: "note", range: 0...500) }.flatMap { $0.isEmpty ? nil : $0 })
     }
 
+    /// Who may report what, decided in the report's transaction: a reporter that is not banned, on content it can see
+    /// (404) and that is not its own (403); answers the reporting allowance a new report is charged to.
+    func reportCheck(own what: String) -> @Sendable (ReportedContent, Identity) throws -> Admission {
+        let limiter = rateLimiter
+        return { content, identity in
+            try identity.requireNotBanned()
+            guard !content.isDeleted, content.isShown(to: Viewer(identity, reads: .primary)) else { throw BoardError.notFound(what) }
+            guard content.authorID != identity.accountID else { throw BoardError.forbidden("you cannot report your own \(what)") }
+            return Admission(limiter, .reporting, subject: "\(identity.accountID)")
+        }
+    }
+
     /// Reports a reply (CONTRACT §13), as a post: only one the reporter can see (404), never one's own (403), once per
     /// account (a repeat answers the first report, 200), a new one counted against the reporting allowance.
-    public func reportReply(replyID: Int, reason rawReason: String, note rawNote: String?, by identity: Identity) async throws -> (Report, created: Bool) {
-        let (reason, note) = try Self.reportInput(rawReason, rawNote, by: identity)
-        guard let replies else { throw BoardError.notFound("reply") }
-        // On the primary, as for posts: a report is a write.
-        let reply = try await replies.reply(id: replyID, viewer: Viewer(identity, reads: .primary))
-        guard reply.authorID != identity.accountID else { throw BoardError.forbidden("you cannot report your own reply") }
-        return try await store.reportReply(
-            replyID: replyID, reporterID: identity.accountID, reason: reason, note: note, policy: policy,
-            admission: Admission(rateLimiter, .reporting, subject: "\(identity.accountID)")
-        )
+    public func reportReply(replyID: Int, reason rawReason: String, note rawNote: String?, by caller: Caller) async throws -> (Report, created: Bool) {
+        let (reason, note) = try Self.reportInput(rawReason, rawNote)
+        guard replies != nil else { throw BoardError.notFound("reply") }
+        let filed = try await store.reportReply(replyID: replyID, by: caller, reason: reason, note: note, policy: policy, check: reportCheck(own: "reply"))
+        return (filed.0, filed.created)
     }
 
     /// A moderator's decision on a reply (`POST /v1/moderation/replies/{id}/decision`).
-    public func decide(replyID: Int, action rawAction: String, note rawNote: String?, by identity: Identity) async throws -> (Reply, resolved: Int) {
-        try identity.requireModerator()
+    /// Staff only, checked in the decision's transaction (`Caller`).
+    public func decide(replyID: Int, action rawAction: String, note rawNote: String?, by caller: Caller) async throws -> (Reply, resolved: Int) {
         let action = try Self.action(rawAction)
-        return try await store.decide(replyID: replyID, action: action, moderatorID: identity.accountID, note: try Self.note(rawNote))
+        return try await store.decide(replyID: replyID, action: action, by: caller, note: try Self.note(rawNote))
     }
 
     static func action(_ raw: String) throws -> ModerationAction {
@@ -91,35 +92,31 @@ public struct ModerationService: Sendable {
         return (shown, shown.last.map { Cursor.encode($0.firstReportID) })
     }
 
-    public func decide(postID: Int, action rawAction: String, note rawNote: String?, by identity: Identity) async throws -> (Post, resolved: Int) {
-        try identity.requireModerator()
+    /// Staff only, checked in the decision's transaction (`Caller`).
+    public func decide(postID: Int, action rawAction: String, note rawNote: String?, by caller: Caller) async throws -> (Post, resolved: Int) {
         let action = try Self.action(rawAction)
         let note = try Self.note(rawNote)
-        let decided = try await store.decide(postID: postID, action: action, moderatorID: identity.accountID, note: note)
+        let decided = try await store.decide(postID: postID, action: action, by: caller, note: note)
         // The post's images follow its new visibility at once (the background sync is the safety net).
         await posts.media?.syncVisibility(.post(postID))
         return decided
     }
 
-    public func ban(accountID: Int, until: Date?, reason rawReason: String, by identity: Identity) async throws -> Account {
-        try identity.requireModerator()
+    /// Staff only; who may ban whom (`mayBan`) is decided in the ban's transaction, on the target's locked row.
+    public func ban(accountID: Int, until: Date?, reason rawReason: String, by caller: Caller) async throws -> Account {
         let reason = try TextRules.validate(rawReason, field: "reason", range: 1...500)
         if let until, until <= Date() { throw BoardError.invalidField(field: "until", message: "must be in the future, or null for a permanent ban") }
-        try await requireMayBan(accountID, by: identity)
-        return try await store.ban(accountID: accountID, until: until, reason: reason, moderatorID: identity.accountID)
+        return try await store.ban(accountID: accountID, until: until, reason: reason, by: caller) { try Self.mayBan(accountID, $1, by: $0) }
     }
 
-    public func unban(accountID: Int, by identity: Identity) async throws {
-        try identity.requireModerator()
-        try await requireMayBan(accountID, by: identity)
-        try await store.unban(accountID: accountID, moderatorID: identity.accountID)
+    public func unban(accountID: Int, by caller: Caller) async throws {
+        try await store.unban(accountID: accountID, by: caller) { try Self.mayBan(accountID, $1, by: $0) }
     }
 
     /// Bans and unbans alike (CONTRACT §5): nobody bans or unbans themselves, and only an admin bans or
-    /// unbans a moderator or an admin.
-    func requireMayBan(_ accountID: Int, by identity: Identity) async throws {
+    /// unbans a moderator or an admin (`target`: the role of account `accountID`).
+    static func mayBan(_ accountID: Int, _ target: Role, by identity: Identity) throws {
         guard accountID != identity.accountID else { throw BoardError.forbidden("you cannot ban or unban yourself") }
-        let target = try await posts.accountRole(accountID)
         if target != .member && identity.account.role != .admin {
             throw BoardError.forbidden("only an admin may ban or unban a moderator or admin")
         }

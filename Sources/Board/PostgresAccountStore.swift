@@ -120,8 +120,12 @@ public struct PostgresAccountStore: AccountStore {
         try await database.execute("UPDATE accounts SET password_hash = \(passwordHash) WHERE id = \(accountID)")
     }
 
-    public func revokeSession(id: Int) async throws {
-        try await database.execute("UPDATE sessions SET revoked_at = now() WHERE id = \(id) AND revoked_at IS NULL")
+    /// Revokes the caller's session, in a transaction whose first statement checks it (`Caller`, holding it for update).
+    public func revokeSession(by caller: Caller) async throws {
+        try await database.transaction { connection in
+            let id = try caller.identity(on: connection, lock: .exclusive).sessionID
+            try connection.execute("UPDATE sessions SET revoked_at = now() WHERE id = \(id) AND revoked_at IS NULL")
+        }
     }
 
     public func account(id: Int) async throws -> Account? {
@@ -129,8 +133,11 @@ public struct PostgresAccountStore: AccountStore {
         return try rows.first.map { try Self.account(from: $0) }
     }
 
-    public func delete(accountID: Int) async throws {
+    /// Deletes the caller's account, in a transaction whose first statement checks the caller (`Caller`, holding its
+    /// session and account for update).
+    public func delete(by caller: Caller) async throws {
         try await database.fencedTransaction(reads) { connection, fence in
+            let accountID = try caller.identity(on: connection, lock: .exclusive).accountID
             let locked = try connection.query("SELECT id FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL FOR UPDATE")
             guard !locked.isEmpty else { return }
             fence.fence()

@@ -30,28 +30,49 @@ public struct PostgresModerationStore: ModerationStore {
     }
 
     public func report(
-        postID: Int, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy, admission: Admission
-    ) async throws -> (Report, created: Bool) {
+        postID: Int, by caller: Caller, reason: ReportReason, note: String?, policy: ReportPolicy,
+        check: @escaping @Sendable (ReportedContent, Identity) throws -> Admission
+    ) async throws -> (Report, created: Bool, hid: Bool) {
         try await database.fencedTransaction(reads) { connection, fence in
-            try Self.file(.post(postID), reporterID: reporterID, reason: reason, note: note, policy: policy, admission: admission, fence: fence, on: connection)
+            try Self.file(.post(postID), by: caller, reason: reason, note: note, policy: policy, check: check, fence: fence, on: connection)
         }
     }
 
-    /// Files `reporterID`'s report on `target` with a snapshot of it, once per account and target, in the caller's
-    /// transaction. The target's row is locked first, so concurrent reports on it are counted one after another and the
-    /// reporter's earlier report cannot appear behind this one's back: a repeat answers it and is not counted, a new one
-    /// is charged to `admission` first (a refusal rolls everything back). When the trusted distinct reporters of its open
-    /// reports reach `policy.hideThreshold`, a visible target is hidden at once, and `fence` raised (CONTRACT §12).
+    /// Files `caller`'s report on `target` with a snapshot of it, once per account and target, in the caller's
+    /// transaction, which checks the caller first (`Caller`). The target's row is locked next, so concurrent reports on
+    /// it are counted one after another and the reporter's earlier report cannot appear behind this one's back; `check`
+    /// decides on it as locked (it throws to refuse). A repeat answers the earlier report and is not counted, a new one
+    /// is charged to the admission `check` answers first (a refusal rolls everything back). When the trusted distinct
+    /// reporters of its open reports reach `policy.hideThreshold`, a visible target is hidden at once (`hid`), and
+    /// `fence` raised (CONTRACT §12).
     static func file(
-        _ target: DecisionTarget, reporterID: Int, reason: ReportReason, note: String?, policy: ReportPolicy, admission: Admission,
-        fence: ReadFence.Request, on connection: PostgresConnection
-    ) throws -> (Report, created: Bool) {
+        _ target: DecisionTarget, by caller: Caller, reason: ReportReason, note: String?, policy: ReportPolicy,
+        check: (ReportedContent, Identity) throws -> Admission, fence: ReadFence.Request, on connection: PostgresConnection
+    ) throws -> (Report, created: Bool, hid: Bool) {
+        let identity = try caller.identity(on: connection)
+        let reporterID = identity.accountID
         let table = target.table, id = target.id
-        let locked = try connection.query("SELECT status FROM \(raw: table) WHERE id = \(id) AND deleted_at IS NULL FOR UPDATE")
-        guard let status = try locked.first?.decode(String.self, "status") else { throw BoardError.notFound(target.logType.rawValue) }
+        let content: ReportedContent
+        switch target {
+        case .post:
+            guard let row = try connection.query("SELECT \(raw: PostgresPostStore.accessColumns) FROM posts WHERE id = \(id) FOR UPDATE").first else {
+                throw BoardError.notFound("post")
+            }
+            content = .post(try PostgresPostStore.access(from: row))
+        case .reply:
+            guard let reply = try PostgresReplyStore.replies(connection.query("\(raw: PostgresReplyStore.select) WHERE r.id = \(id) FOR UPDATE OF r")).first else {
+                throw BoardError.notFound("reply")
+            }
+            content = .reply(reply)
+        }
+        let admission = try check(content, identity)
+        let status: PostStatus = switch content {
+        case .post(let access): access.state.status
+        case .reply(let reply): reply.status
+        }
         var earlier: SQLQuery = "SELECT \(raw: Self.reportColumns) FROM reports r WHERE r.reporter_id = \(reporterID) AND "
         earlier.append(target.reports)
-        if let row = try connection.query(earlier).first { return (try Self.report(from: row), false) }
+        if let row = try connection.query(earlier).first { return (try Self.report(from: row), false, false) }
         try admission.admit(on: connection)
         let returning = Self.reportColumns.replacingOccurrences(of: "r.", with: "")
         let inserted: PostgresRows = switch target {
@@ -73,16 +94,17 @@ public struct PostgresModerationStore: ModerationStore {
             )
         }
         let report = try Self.report(from: inserted[0])
-        guard status == PostStatus.visible.rawValue else { return (report, true) }
+        guard status == .visible else { return (report, true, false) }
         var trusted: SQLQuery = "SELECT count(DISTINCT r.reporter_id) AS n FROM reports r JOIN accounts a ON a.id = r.reporter_id WHERE r.status = 'open' AND a.deleted_at IS NULL AND "
         trusted.append(TrustedAccount.condition("a", ageSeconds: policy.trustAgeSeconds))
         trusted.append(" AND ")
         trusted.append(target.reports)
         if try connection.query(trusted)[0].decode(Int.self, "n") >= policy.hideThreshold {
-            try connection.execute("UPDATE \(raw: table) SET status = 'hidden', hidden_reason = 'reports' WHERE id = \(id) AND status = 'visible'")
-            fence.fence()
+            let hid = try connection.execute("UPDATE \(raw: table) SET status = 'hidden', hidden_reason = 'reports' WHERE id = \(id) AND status = 'visible'") > 0
+            if hid { fence.fence() }
+            return (report, true, hid)
         }
-        return (report, true)
+        return (report, true, false)
     }
 
     public func reports(byReporter reporterID: Int, before: Int?, limit: Int) async throws -> [Report] {
@@ -195,8 +217,9 @@ public struct PostgresModerationStore: ModerationStore {
         }
     }
 
-    public func decide(postID: Int, action: ModerationAction, moderatorID: Int, note: String?) async throws -> (Post, resolved: Int) {
+    public func decide(postID: Int, action: ModerationAction, by caller: Caller, note: String?) async throws -> (Post, resolved: Int) {
         try await database.fencedTransaction(reads) { connection in
+            let moderatorID = try Self.moderator(caller, on: connection)
             let resolved = try Self.decide(.post(postID), action: action, moderatorID: moderatorID, note: note, on: connection)
             let post = try PostgresPostStore.posts(connection.query(PostgresPostStore.byID(postID, viewer: moderatorID)))[0]
             return (post, resolved)
@@ -263,8 +286,33 @@ public struct PostgresModerationStore: ModerationStore {
         return resolved
     }
 
-    public func ban(accountID: Int, until: Date?, reason: String, moderatorID: Int?) async throws -> Account {
+    /// The caller, checked first in the transaction on `connection` (`Caller`), as staff: its id, or `forbidden` /
+    /// `accountBanned`.
+    static func moderator(_ caller: Caller, on connection: PostgresConnection) throws -> Int {
+        let identity = try caller.identity(on: connection)
+        try identity.requireModerator()
+        return identity.accountID
+    }
+
+    /// The caller as staff (`moderator`) who may ban or unban `accountID` (`mayBan`, on the target's role as on its
+    /// locked row); `notFound` for no such account.
+    static func banner(
+        _ caller: Caller, of accountID: Int, mayBan: (Identity, Role) throws -> Void, on connection: PostgresConnection
+    ) throws -> Int {
+        let identity = try caller.identity(on: connection)
+        try identity.requireModerator()
+        guard let row = try connection.query("SELECT role FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL FOR UPDATE").first else {
+            throw BoardError.notFound("account")
+        }
+        try mayBan(identity, try UnknownStoredValue.decode(Role.self, row.decode(String.self, "role"), column: "accounts.role"))
+        return identity.accountID
+    }
+
+    public func ban(
+        accountID: Int, until: Date?, reason: String, by caller: Caller, mayBan: @escaping @Sendable (Identity, Role) throws -> Void
+    ) async throws -> Account {
         try await database.transaction { connection in
+            let moderatorID = try Self.banner(caller, of: accountID, mayBan: mayBan, on: connection)
             let rows = try connection.query(
                 """
                 UPDATE accounts AS a SET banned = true, banned_until = \(until), ban_reason = \(reason) WHERE id = \(accountID) AND deleted_at IS NULL
@@ -280,8 +328,9 @@ public struct PostgresModerationStore: ModerationStore {
         }
     }
 
-    public func unban(accountID: Int, moderatorID: Int?) async throws {
+    public func unban(accountID: Int, by caller: Caller, mayBan: @escaping @Sendable (Identity, Role) throws -> Void) async throws {
         try await database.transaction { connection in
+            let moderatorID = try Self.banner(caller, of: accountID, mayBan: mayBan, on: connection)
             let changed = try connection.query(
                 "UPDATE accounts SET banned = false, banned_until = NULL, ban_reason = NULL WHERE id = \(accountID) AND deleted_at IS NULL RETURNING id"
             )

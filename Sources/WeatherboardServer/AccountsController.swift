@@ -35,7 +35,7 @@ struct AccountsController {
     }
 
     @Sendable func deleteMe(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await accounts.deleteAccount(try await context.requireIdentity())
+        try await accounts.deleteAccount(by: try context.requireCaller())
         return noContent()
     }
 
@@ -54,7 +54,7 @@ struct AccountsController {
     }
 
     @Sendable func logout(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await accounts.logout(try await context.requireIdentity())
+        try await accounts.logout(by: try context.requireCaller())
         return noContent()
     }
 

@@ -47,15 +47,15 @@ struct MediaController {
     }
 
     @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
+        let caller = try context.requireCaller()
         let id = try context.pathID("id", "media")
         let body = try await request.decodeJSON(as: PatchMediaRequest.self, context: context)
-        let updated = try await media.setAlt(id: id, alt: body.alt, by: identity)
+        let updated = try await media.setAlt(id: id, alt: body.alt, by: caller)
         return jsonResponse(urls.response(updated, request: request, context: context))
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await media.delete(id: try context.pathID("id", "media"), by: try await context.requireIdentity())
+        try await media.delete(id: try context.pathID("id", "media"), by: try context.requireCaller())
         return noContent()
     }
 }

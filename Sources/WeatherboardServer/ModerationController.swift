@@ -22,10 +22,10 @@ struct ModerationController {
     }
 
     @Sendable func report(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
+        let caller = try context.requireCaller()
         let postID = try context.pathID("id", "post")
         let body = try await request.decodeJSON(as: ReportRequest.self, context: context)
-        let (report, created) = try await moderation.report(postID: postID, reason: body.reason, note: body.note, by: identity)
+        let (report, created) = try await moderation.report(postID: postID, reason: body.reason, note: body.note, by: caller)
         return try jsonResponse(ReportResponse(report), status: created ? .created : .ok)
     }
 
@@ -48,10 +48,10 @@ struct ModerationController {
     }
 
     @Sendable func decide(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
+        let caller = try context.requireCaller()
         let postID = try context.pathID("id", "post")
         let body = try await request.decodeJSON(as: DecisionRequest.self, context: context)
-        let (post, resolved) = try await moderation.decide(postID: postID, action: body.action, note: body.note, by: identity)
+        let (post, resolved) = try await moderation.decide(postID: postID, action: body.action, note: body.note, by: caller)
         let revisions = try await posts.revisions(postID: postID)
         return jsonResponse(
             DecisionResponse(post: PostResponse(post, viewer: context.viewer, language: request.language, media: mediaURLs.links(request, context, moderator: true), revisions: revisions), resolvedReports: resolved)
@@ -59,16 +59,16 @@ struct ModerationController {
     }
 
     @Sendable func ban(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
+        let caller = try context.requireCaller()
         let accountID = try context.pathID("id", "account")
         let body = try await request.decodeJSON(as: BanRequest.self, context: context)
-        let account = try await moderation.ban(accountID: accountID, until: body.until, reason: body.reason, by: identity)
+        let account = try await moderation.ban(accountID: accountID, until: body.until, reason: body.reason, by: caller)
         return try jsonResponse(AccountResponse(account))
     }
 
     @Sendable func unban(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
-        try await moderation.unban(accountID: try context.pathID("id", "account"), by: identity)
+        let caller = try context.requireCaller()
+        try await moderation.unban(accountID: try context.pathID("id", "account"), by: caller)
         return noContent()
     }
 

@@ -60,10 +60,10 @@ struct RepliesController {
     }
 
     @Sendable func report(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
+        let caller = try context.requireCaller()
         let replyID = try context.pathID("id", "reply")
         let body = try await request.decodeJSON(as: ReportRequest.self, context: context)
-        let (report, created) = try await moderation.reportReply(replyID: replyID, reason: body.reason, note: body.note, by: identity)
+        let (report, created) = try await moderation.reportReply(replyID: replyID, reason: body.reason, note: body.note, by: caller)
         return try jsonResponse(ReportResponse(report), status: created ? .created : .ok)
     }
 
@@ -91,10 +91,10 @@ struct RepliesController {
     }
 
     @Sendable func decide(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try await context.requireIdentity()
+        let caller = try context.requireCaller()
         let replyID = try context.pathID("id", "reply")
         let body = try await request.decodeJSON(as: DecisionRequest.self, context: context)
-        let (reply, resolved) = try await moderation.decide(replyID: replyID, action: body.action, note: body.note, by: identity)
+        let (reply, resolved) = try await moderation.decide(replyID: replyID, action: body.action, note: body.note, by: caller)
         let revisions = try await replies.revisions(replyID: replyID)
         return jsonResponse(ReplyDecisionResponse(reply: ReplyResponse(reply, viewer: context.viewer, revisions: revisions), resolvedReports: resolved))
     }
