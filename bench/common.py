@@ -70,12 +70,25 @@ FROM generate_series(1, {count}) AS i
 CROSS JOIN LATERAL (SELECT CASE WHEN i % 4 <> 3 THEN (((i * 13) % 450) - 100) / 10.0 END::numeric(4,1) AS feels) f"""
 
 
-def wrk(url, conns, seconds, token=None):
-    """`wrk -t1` on `url` (with a bearer token if given): requests a second, p99 in ms, and the non-2xx/3xx count."""
+def wrk(url, conns, seconds, token=None, method="GET", body=None):
+    """`wrk -t1` on `url` (with a bearer token if given; another method and a JSON body through a wrk script):
+    requests a second, p99 in ms, and the non-2xx/3xx count."""
     args = ["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "--latency"]
     if token:
         args += ["-H", f"Authorization: Bearer {token}"]
+    script = None
+    if method != "GET" or body is not None:
+        import json, tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
+            f.write(f"wrk.method = {json.dumps(method)}\n")
+            if body is not None:
+                f.write(f"wrk.body = {json.dumps(json.dumps(body))}\n")
+                f.write('wrk.headers["Content-Type"] = "application/json"\n')
+            script = f.name
+        args += ["-s", script]
     out = subprocess.run(args + [url], capture_output=True, text=True).stdout
+    if script:
+        os.unlink(script)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     m = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", out)

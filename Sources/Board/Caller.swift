@@ -23,9 +23,13 @@ public struct Caller: Sendable {
         /// `FOR SHARE` of the session and the account: a revocation, a deletion, a ban or a role change waits for
         /// the write.
         case share
-        /// `FOR SHARE` of the session, `FOR NO KEY UPDATE` of the account: for a write that updates its own account
-        /// row (two of them at once would each hold a share and wait for the other's).
+        /// `FOR SHARE` of the session, `FOR NO KEY UPDATE` of the account: for a write that must take its account's
+        /// writes one at a time (devices, settings).
         case updatingAccount
+        /// `FOR SHARE` of the session alone: for a write whose own statement updates its account row (the inbox
+        /// marker). A share of the account would deadlock two of them (each holding one, each waiting for the
+        /// other's).
+        case session
         /// `FOR UPDATE` of the session and the account: for a write that revokes the session or deletes the account.
         case exclusive
     }

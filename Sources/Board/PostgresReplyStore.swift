@@ -248,10 +248,10 @@ public struct PostgresReplyStore: Sendable {
 
     /// Moves the caller's read marker up to reply `upTo` (never back: two devices marking at once keep the later), and
     /// answers the unread count after; nil when `upTo` is not a reply to one of the caller's posts. The caller is
-    /// checked first, in the same transaction (`Caller`), holding the account's row for the update.
+    /// checked first, in the same transaction (`Caller`), holding its session; the update then holds the account.
     public func markRead(by caller: Caller, upTo: Int) async throws -> Int? {
         try await database.transaction { connection in
-            let me = try caller.identity(on: connection, lock: .updatingAccount).accountID
+            let me = try caller.identity(on: connection, lock: .session).accountID
             let moved = try connection.query(
                 """
                 UPDATE accounts a SET inbox_read_upto = greatest(a.inbox_read_upto, r.id)

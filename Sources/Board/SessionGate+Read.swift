@@ -43,6 +43,7 @@ extension SessionGate {
         switch lock {
         case .share: sql.append(" FOR SHARE OF s, a")
         case .updatingAccount: sql.append(" FOR SHARE OF s FOR NO KEY UPDATE OF a")
+        case .session: sql.append(" FOR SHARE OF s")
         case .exclusive: sql.append(" FOR UPDATE OF s, a")
         }
         return sql
