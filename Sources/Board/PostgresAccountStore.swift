@@ -90,9 +90,13 @@ public struct PostgresAccountStore: AccountStore {
                     RETURNING \(raw: Self.columns)
                     """
                 )[0]
-                // Every token of the anonymous account stops working; the new one replaces them.
+                // Every token of the anonymous account stops working; the new one replaces them, and carries their
+                // devices (CONTRACT §14).
                 try connection.execute("UPDATE sessions SET revoked_at = now() WHERE account_id = \(accountID) AND revoked_at IS NULL")
-                try connection.execute("INSERT INTO sessions (account_id, token_hash, token_prefix) VALUES (\(accountID), \(tokenHash), \(tokenPrefix))")
+                let session = try connection.query(
+                    "INSERT INTO sessions (account_id, token_hash, token_prefix) VALUES (\(accountID), \(tokenHash), \(tokenPrefix)) RETURNING id"
+                )[0].decode(Int.self, "id")
+                try connection.execute("UPDATE devices SET session_id = \(session) WHERE account_id = \(accountID)")
                 return try Self.account(from: row)
             }
         } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "accounts_username_key" {
@@ -120,11 +124,13 @@ public struct PostgresAccountStore: AccountStore {
         try await database.execute("UPDATE accounts SET password_hash = \(passwordHash) WHERE id = \(accountID)")
     }
 
-    /// Revokes the caller's session, in a transaction whose first statement checks it (`Caller`, holding it for update).
+    /// Revokes the caller's session and removes the devices it registered (CONTRACT §14), in a transaction whose first
+    /// statement checks it (`Caller`, holding it for update).
     public func revokeSession(by caller: Caller) async throws {
         try await database.transaction { connection in
             let id = try caller.identity(on: connection, lock: .exclusive).sessionID
             try connection.execute("UPDATE sessions SET revoked_at = now() WHERE id = \(id) AND revoked_at IS NULL")
+            try connection.execute("DELETE FROM devices WHERE session_id = \(id)")
         }
     }
 
@@ -160,6 +166,9 @@ public struct PostgresAccountStore: AccountStore {
     /// stays fast however large the tables grow (sql/0015; `HostileClientTests.deletionPlans` checks).
     public static func deletionStatements(accountID: Int) -> [SQLQuery] {
         [
+            // Its phones never hear from the board again (CONTRACT §14), and its settings go with them.
+            "DELETE FROM devices WHERE account_id = \(accountID)",
+            "DELETE FROM notification_settings WHERE account_id = \(accountID)",
             "DELETE FROM sessions WHERE account_id = \(accountID)",
             "DELETE FROM blocks WHERE blocker_id = \(accountID)",
             "DELETE FROM blocks WHERE blocked_id = \(accountID)",

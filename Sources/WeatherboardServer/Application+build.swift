@@ -21,6 +21,8 @@ public struct AppDependencies: Sendable {
     public let moderation: ModerationService
     /// Replies and the inbox (CONTRACT §13).
     public let replies: ReplyService
+    /// Devices and notification settings (CONTRACT §14).
+    public let notifications: NotificationService
     /// What expires, purged in the background (CONTRACT §7).
     public let purger: Purger
     public let metrics: AppMetrics
@@ -72,6 +74,7 @@ public struct AppDependencies: Sendable {
         let replies = ReplyService(store: PostgresReplyStore(database: database, reads: reads), rateLimiter: rateLimiter, filter: filter)
         self.replies = replies
         self.moderation = ModerationService(store: moderationStore, posts: posts, replies: replies, rateLimiter: rateLimiter, policy: reportPolicy)
+        self.notifications = NotificationService(store: PostgresNotificationStore(database: database), regions: regions)
         self.purger = Purger(database: database, policy: purgePolicy, media: media)
     }
 
@@ -200,6 +203,7 @@ func buildRouter(configuration: AppConfiguration, dependencies: AppDependencies,
     api.addRoutes(OutfitController(mediaURLs: mediaURLs, posts: dependencies.posts, regions: dependencies.regions, weather: dependencies.weather).endpoints)
     api.addRoutes(ModerationController(mediaURLs: mediaURLs, moderation: dependencies.moderation, posts: dependencies.posts).endpoints)
     api.addRoutes(RepliesController(replies: dependencies.replies, moderation: dependencies.moderation).endpoints)
+    api.addRoutes(NotificationsController(notifications: dependencies.notifications).endpoints)
     api.addRoutes(
         MediaController(
             media: dependencies.media, urls: mediaURLs, maxFileBytes: configuration.mediaMaxBytes,
