@@ -78,6 +78,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "RateLimit", dependencies: ["Database", "Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
+        .target(name: "Push", dependencies: ["Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
 
         // MARK: Shared vocabulary: what Board and Weather both speak (no database, no domain)
         .target(name: "Vocabulary", dependencies: ["CivilTime", "Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
@@ -151,6 +152,7 @@ let package = Package(
         // MARK: Tests (real PostgreSQL, real libcurl)
         // The domain's decisions without the HTTP server (the live board's: who receives which event, rendered how).
         .testTarget(name: "BoardTests", dependencies: ["Board", "Vocabulary"], swiftSettings: swiftSettings),
+        .testTarget(name: "PushTests", dependencies: ["Push", "Hashing"], swiftSettings: swiftSettings),
         .testTarget(
             name: "DatabaseTests",
             dependencies: ["Database", .product(name: "Logging", package: "swift-log")],
