@@ -1,3 +1,4 @@
+import CurlClient
 import Database
 import Foundation
 import Testing
@@ -119,42 +120,39 @@ struct WriteSessionCheckTests {
         }
     }
 
+    /// A reply sent while `revocation` (statements on the member's account id) is under way in a transaction of the
+    /// test's own: the reply's check waits on its locks, then the revocation commits. Answers the reply's response;
+    /// checks that the member has no reply.
+    static func replyRacing(_ revocation: @Sendable (Int) -> [SQLQuery], server: TestServer) async throws -> CurlResponse {
+        let author = try await server.anonymousAccount()
+        let member = try await server.anonymousAccount()
+        let memberID = try #require(Int(member.id))
+        let post = try #require(try await server.createPost(author, body: "경주 \(UUID().uuidString)")["id"] as? String)
+        let gate = try await GatedTransaction.start(revocation(memberID), on: server.dependencies.database)
+        let reply = Task { try await server.json("POST", "/v1/posts/\(post)/replies", token: member.token, ["body": "늦은 댓글"]) }
+        #expect(try await waitForLockWaiter("%FOR SHARE OF s, a%", behind: gate))
+        try await gate.open()
+        let response = try await reply.value
+        #expect(try await server.dependencies.database.count("SELECT count(*) AS n FROM replies WHERE author_id = \(memberID)") == 0)
+        return response
+    }
+
     @Test("a logout that commits while a reply waits on the session is seen by the reply: 401, no reply")
     func logoutRacingAReply() async throws {
         try await withTestServer { server in
-            let author = try await server.anonymousAccount()
-            let member = try await server.anonymousAccount()
-            let memberID = try #require(Int(member.id))
-            let post = try #require(try await server.createPost(author, body: "경주 \(UUID().uuidString)")["id"] as? String)
-            let logout = try await GatedTransaction.start(
-                ["UPDATE sessions SET revoked_at = now() WHERE account_id = \(memberID) AND revoked_at IS NULL"], on: server.dependencies.database
-            )
-            let reply = Task { try await server.json("POST", "/v1/posts/\(post)/replies", token: member.token, ["body": "늦은 댓글"]) }
-            #expect(try await waitForLockWaiter("%FOR SHARE OF s, a%", behind: logout))
-            try await logout.open()
-            let response = try await reply.value
+            let response = try await Self.replyRacing({ ["UPDATE sessions SET revoked_at = now() WHERE account_id = \($0) AND revoked_at IS NULL"] }, server: server)
             #expect(response.status == 401, "\(response.status) \(response.text)")
-            #expect(try await server.dependencies.database.count("SELECT count(*) AS n FROM replies WHERE author_id = \(memberID)") == 0)
         }
     }
 
     @Test("a ban that commits while a reply waits on the account is seen by the reply: 403 account_banned, no reply; a reply under way when a ban starts makes the ban wait")
     func banRacingAReply() async throws {
         try await withTestServer { server in
-            let author = try await server.anonymousAccount()
-            let member = try await server.anonymousAccount()
-            let memberID = try #require(Int(member.id))
-            let post = try #require(try await server.createPost(author, body: "차단 경주 \(UUID().uuidString)")["id"] as? String)
-            let ban = try await GatedTransaction.start(
-                ["UPDATE accounts SET banned = true, banned_until = NULL, ban_reason = 'test' WHERE id = \(memberID)"], on: server.dependencies.database
+            let response = try await Self.replyRacing(
+                { ["UPDATE accounts SET banned = true, banned_until = NULL, ban_reason = 'test' WHERE id = \($0)"] }, server: server
             )
-            let reply = Task { try await server.json("POST", "/v1/posts/\(post)/replies", token: member.token, ["body": "차단 직전 댓글"]) }
-            #expect(try await waitForLockWaiter("%FOR SHARE OF s, a%", behind: ban))
-            try await ban.open()
-            let response = try await reply.value
             #expect(response.status == 403, "\(response.status) \(response.text)")
             #expect(response.errorCode == "account_banned")
-            #expect(try await server.dependencies.database.count("SELECT count(*) AS n FROM replies WHERE author_id = \(memberID)") == 0)
 
             // The other way round: a write that holds the account (its check ran) makes a ban wait for its commit.
             let writer = try await server.anonymousAccount()
