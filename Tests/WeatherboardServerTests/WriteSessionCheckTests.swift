@@ -62,7 +62,7 @@ struct WriteSessionCheckTests {
         }
     }
 
-    @Test("a revoked token is 401 on every write, counted in auth_refused_total, and writes nothing")
+    @Test("a revoked token is 401 on every write (all 29 routes), counted in auth_refused_total, and writes nothing")
     func revokedTokenWritesNothing() async throws {
         try await withTestServer { server in
             let author = try await server.anonymousAccount()
@@ -97,8 +97,12 @@ struct WriteSessionCheckTests {
                 ("POST", "/v1/moderation/replies/\(replyID)/decision", ["action": "remove"]),
                 ("POST", "/v1/moderation/accounts/\(author.id)/ban", ["reason": "x"]),
                 ("DELETE", "/v1/moderation/accounts/\(author.id)/ban", nil),
+                ("POST", "/v1/media", nil),
                 ("PATCH", "/v1/media/1", ["alt": "x"]),
                 ("DELETE", "/v1/media/1", nil),
+                ("PUT", "/v1/accounts/me/devices/\(String(repeating: "ab", count: 32))", ["environment": "sandbox", "timeZone": "Asia/Seoul"]),
+                ("DELETE", "/v1/accounts/me/devices/\(String(repeating: "ab", count: 32))", nil),
+                ("PATCH", "/v1/accounts/me/notifications", ["replies": false]),
                 // Bad input first: the token is still checked, and the refusal wins.
                 ("POST", "/v1/posts/\(post)/replies", ["body": ""]),
                 ("PATCH", "/v1/posts/not-an-id", ["body": "x"]),
@@ -116,6 +120,8 @@ struct WriteSessionCheckTests {
             #expect(try await database.count("SELECT count(*) AS n FROM helpful_marks WHERE account_id = \(goneID)") == 0)
             #expect(try await database.count("SELECT count(*) AS n FROM blocks WHERE blocker_id = \(goneID)") == 0)
             #expect(try await database.count("SELECT count(*) AS n FROM reports WHERE reporter_id = \(goneID)") == 0)
+            #expect(try await database.count("SELECT count(*) AS n FROM devices WHERE account_id = \(goneID)") == 0)
+            #expect(try await database.count("SELECT count(*) AS n FROM notification_settings WHERE account_id = \(goneID)") == 0)
             #expect(try await database.count("SELECT count(*) AS n FROM accounts WHERE id = \(goneID) AND kind = 'anonymous' AND deleted_at IS NULL") == 1)
         }
     }
