@@ -143,6 +143,15 @@ public struct AppConfiguration: Sendable {
             default: throw ConfigurationError("RATE_LIMITS must be on or off, got '\(v)'")
             }
         }
+        // `PUSH` (CONTRACT §14): `off`, the default, stores devices and settings and sends nothing. `apns` is refused
+        // until this build can deliver: a server that said it pushes and did not would lose every notification.
+        if let v = string("PUSH") {
+            switch v.lowercased() {
+            case "off": break
+            case "apns": throw ConfigurationError("PUSH=apns: this build does not deliver through APNs yet (issue #34); PUSH=off stores devices and settings")
+            default: throw ConfigurationError("PUSH must be off or apns, got '\(v)'")
+            }
+        }
         if let v = string("LOG_LEVEL") {
             guard let level = Logger.Level(rawValue: v.lowercased()) else {
                 throw ConfigurationError("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical; got '\(v)'")

@@ -2,6 +2,7 @@ import CurlClient
 import Database
 import Foundation
 import Testing
+import WeatherboardServer
 
 /// CONTRACT §14's devices and settings (issue #34, first part), over HTTP against a real server and database.
 @Suite("Notifications: devices and settings")
@@ -21,6 +22,20 @@ struct NotificationSettingsTests {
 
     static func tokens(_ response: CurlResponse) -> [String] {
         response.items.compactMap { $0["token"] as? String }
+    }
+
+    @Test("PUSH: off (the default) starts; apns stops the server at start with a reason, as any other value does")
+    func pushSetting() throws {
+        _ = try AppConfiguration(environment: [:])
+        _ = try AppConfiguration(environment: ["PUSH": "off"])
+        for value in ["apns", "APNS", "on", "fcm", "off\u{0}"] {
+            #expect(throws: ConfigurationError.self, "\(value)") { try AppConfiguration(environment: ["PUSH": value]) }
+        }
+        do {
+            _ = try AppConfiguration(environment: ["PUSH": "apns"])
+        } catch {
+            #expect("\(error)".contains("APNs"), "\(error)")
+        }
     }
 
     @Test("a device registers (201), registers again (200), lists with every field, and deletes idempotently; its token is stored lower-cased")
