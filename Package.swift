@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "Board",
             dependencies: [
-                "Database", "Hashing", "Imaging", "MediaStorage", "RateLimit", "Vocabulary",
+                "CivilTime", "Database", "Hashing", "Imaging", "MediaStorage", "RateLimit", "Vocabulary",
                 .product(name: "Logging", package: "swift-log"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             exclude: ["README.md"],
