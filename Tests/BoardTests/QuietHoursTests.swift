@@ -24,11 +24,11 @@ struct QuietHoursTests {
         let night = Self.hours("22:00", "07:00")
         let seoul = TimeZone(identifier: "Asia/Seoul")!
         // 2026-11-28T14:00:00Z is 23:00 in Seoul.
-        let (quiet, endsAt) = night.quiet(at: 1_764_338_400, in: seoul)
+        let (quiet, endsAt) = night.quiet(at: 1_795_874_400, in: seoul)
         #expect(quiet)
-        #expect(endsAt == 1_764_367_200, "2026-11-28T22:00:00Z: 07:00 on the 29th in Seoul")
+        #expect(endsAt == 1_795_903_200, "2026-11-28T22:00:00Z: 07:00 on the 29th in Seoul")
         // The same instant is 09:00 in New York: not quiet there.
-        #expect(!night.quiet(at: 1_764_338_400, in: TimeZone(identifier: "America/New_York")!).quiet)
+        #expect(!night.quiet(at: 1_795_874_400, in: TimeZone(identifier: "America/New_York")!).quiet)
         // Quiet hours ending at 02:30 on New York's spring-forward night end at 03:00 EDT (07:00Z).
         let early = Self.hours("01:00", "02:30")
         let (gapQuiet, gapEnd) = early.quiet(at: 1_772_949_600, in: TimeZone(identifier: "America/New_York")!)  // 2026-03-08T06:00:00Z, 01:00 EST
