@@ -1,5 +1,6 @@
 @testable import Board
 import Database
+import Hashing
 import Foundation
 import Testing
 import Vocabulary
@@ -80,6 +81,28 @@ struct ScalePlanTests {
         return shapes
     }
 
+    /// Every filter in `new`, `top` and `hot` for a member known only by the token of `tokenHash`: the statement the
+    /// list sends with the session check inside (`SessionGate.gated`).
+    static func gatedShapes(tokenHash: String, store: any AccountStore) -> [(String, SQLQuery)] {
+        let gate = SessionGate(tokenHash: tokenHash, store: store, counts: SessionCheckCounts())
+        let viewer = Viewer(gate: gate)
+        var shapes: [(String, SQLQuery)] = []
+        for (filterName, base) in [
+            ("no filter", PostQuery()), ("weatherType", PostQuery(weatherType: .rain)), ("regionId", PostQuery(regionID: ListPlanTests.seoul)),
+            ("weatherType+category+regionId", PostQuery(weatherType: .rain, category: .food, regionID: ListPlanTests.seoul)),
+            ("no filter, second page", PostQuery(before: posts / 2)),
+        ] {
+            for sort in [PostSort.new, .top, .hot] where sort == .new || base.before == nil {
+                var query = base
+                query.limit = PageLimit.defaultValue + 1
+                query.sort = sort
+                let read = PostgresPostStore.withMedia(PostgresPostStore.listQuery(query, viewer: viewer), viewer: Visibility(viewer).account, sort: sort)
+                shapes.append(("token-checked member, \(filterName), sort=\(sort)", SessionGate.gated(read, tokenHash: tokenHash)))
+            }
+        }
+        return shapes
+    }
+
     /// A `hot` score among the seeded posts' (created over the last ~1,000 hours, up to 12 trusted marks).
     static let middleHotScore = Date().addingTimeInterval(-500 * 3600).timeIntervalSince1970 / 45000 + 0.5
 
@@ -103,7 +126,16 @@ struct ScalePlanTests {
                 }
             }
             try connection.execute("DELETE FROM blocks WHERE blocked_id = \(authors[1])")
-            for (name, query) in Self.shapes(authors: authors) {
+            // A member known only by a token (issue #33): the same shapes inside the gated statement, the session check
+            // its `me`, as `PostgresPostStore.list` sends them.
+            let tokenHash = Digest.sha256Hex("scale plan session \(UUID().uuidString)")
+            try connection.execute("INSERT INTO sessions (account_id, token_hash, token_prefix) VALUES (\(authors[2]), \(tokenHash), 'wb_scale')")
+            try connection.simpleQuery("ANALYZE sessions")
+            // The gate is only asked for its statements: its store (for a check of its own) is never called.
+            let unused = TestDatabase.pool(size: 1)
+            defer { unused.shutdown() }
+            let gated = Self.gatedShapes(tokenHash: tokenHash, store: PostgresAccountStore(database: unused))
+            for (name, query) in Self.shapes(authors: authors) + gated {
                 let plan = try ListPlanTests.genericPlan(query, connection: connection)
                 var problems: [String] = []
                 if plan.contains("JIT:") { problems.append("JIT") }
@@ -111,6 +143,11 @@ struct ScalePlanTests {
                 if plan.contains("Hash Join") || plan.contains("Gather") { problems.append("a hash join or a parallel plan") }
                 let thrownAway = PlanBudget.postsThrownAway(plan)
                 if thrownAway.rows > thrownAway.bound { problems.append("\(thrownAway.rows) rows read and thrown away (at most \(thrownAway.bound))") }
+                if name.hasPrefix("token-checked"),
+                    !plan.split(separator: "\n").contains(where: { $0.contains(" on posts ") && !$0.contains("(never executed)") })
+                {
+                    problems.append("the gated read never ran: the session check found no session, so this plan proves nothing")
+                }
                 if RankedPlanTests.largestSort(plan) > 2 * 2 * (PageLimit.defaultValue + 1) {
                     problems.append("a sort of \(RankedPlanTests.largestSort(plan)) rows")
                 }
