@@ -39,10 +39,6 @@ public struct AccountService: Sendable {
         try await store.recordWrite(accountID: identity.accountID)
     }
 
-    public func authenticate(bearer: String) async throws -> Identity {
-        try await gate(bearer: bearer).resolve()
-    }
-
     /// `Authorization: Bearer <token>` as a gate for a read to check (`SessionGate`); a malformed token is refused at
     /// once (`unauthenticated`).
     public func gate(bearer: String) throws -> SessionGate {

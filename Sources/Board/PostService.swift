@@ -175,12 +175,6 @@ public struct PostService: Sendable {
         try await store.unmarkHelpful(postID: id, by: caller) { access, identity in try Self.requireVisible(access, viewer: Viewer(identity)) }
     }
 
-    /// The role of an account (for ban rules); `notFound` if there is none.
-    public func accountRole(_ accountID: Int) async throws -> Role {
-        guard let role = try await store.accountRole(accountID) else { throw BoardError.notFound("account") }
-        return role
-    }
-
     public func revisions(postID: Int) async throws -> [PostRevision] {
         try await store.revisions(postID: postID)
     }

@@ -29,7 +29,6 @@ public protocol PostStore: Sendable {
     /// happen or neither does). Answers the post as it was and what was done (`none` when it was deleted already).
     func delete(id: Int, by caller: Caller, _ decide: @escaping @Sendable (Post, Identity) throws -> PostDeletion) async throws -> (Post, PostDeletion)
     func revisions(postID: Int) async throws -> [PostRevision]
-    func accountRole(_ accountID: Int) async throws -> Role?
     /// Marks a post helpful, once per account: a new mark is charged to `admission` in its transaction, a repeat is
     /// free. The mark counts toward ranking when the account is trusted (registered, or anonymous and older than
     /// `trustAgeSeconds`) and not banned. `check` decides, in the same transaction, from what decides who may see

@@ -303,11 +303,6 @@ public struct PostgresPostStore: PostStore {
             "SELECT weather_type, category, title, body, replaced_at FROM post_revisions WHERE post_id = \(postID) ORDER BY id"
         ).map(PostRevision.init(row:))
     }
-
-    public func accountRole(_ accountID: Int) async throws -> Role? {
-        try await database.query("SELECT role FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL").first
-            .map { try UnknownStoredValue.decode(Role.self, $0.decode(String.self, "role"), column: "accounts.role") }
-    }
 }
 
 extension PostgresPostStore {

@@ -65,11 +65,6 @@ public struct PostgresReplyStore: Sendable {
 
     static func replies(_ rows: some Sequence<PostgresRow>) throws -> [Reply] { try rows.map(reply(from:)) }
 
-    /// Any reply by id, deleted or not, on the primary.
-    public func reply(id: Int) async throws -> Reply? {
-        try Self.replies(await database.query(Self.byID(id))).first
-    }
-
     /// One reply for a reader, possibly from a standby fresh enough for `viewer`.
     public func read(id: Int, viewer: Viewer) async throws -> (Reply?, Viewer) {
         try await routed(viewer) { connection, viewer in
