@@ -18,7 +18,7 @@ public struct Caller: Sendable {
     /// A caller checked already (operator commands, tests); its session is checked again inside the write.
     public init(_ identity: Identity) { source = .checked(identity) }
 
-    /// How the write locks its caller's rows (`SessionGate.write`).
+    /// How the write locks its caller's rows (`SessionGate.locked`).
     public enum Lock: Sendable {
         /// `FOR SHARE` of the session and the account: a revocation, a deletion, a ban or a role change waits for
         /// the write.
@@ -42,8 +42,9 @@ public struct Caller: Sendable {
         case .token(let gate):
             return try gate.check(on: connection, lock: lock)
         case .checked(let identity):
-            let row = try connection.query(SessionGate.locked(SessionGate.session(id: identity.sessionID), lock)).first
-            guard let row else { throw BoardError.unauthenticated }
+            guard let row = try connection.query(SessionGate.locked(SessionGate.session(id: identity.sessionID), lock)).first else {
+                throw BoardError.unauthenticated
+            }
             return try SessionGate.identity(from: row)
         }
     }

@@ -58,6 +58,8 @@ extension SessionGate {
         case .refused?: throw BoardError.unauthenticated
         case .identity(let identity)?:
             guard let row = try connection.query(Self.locked(Self.session(id: identity.sessionID), lock)).first else {
+                // Revoked since the earlier check: refused all the same.
+                counts.add(.refused)
                 throw BoardError.unauthenticated
             }
             return try Self.identity(from: row)
