@@ -62,7 +62,7 @@ struct WriteSessionCheckTests {
         }
     }
 
-    @Test("a revoked token is 401 on every write (all 29 routes), counted in auth_refused_total, and writes nothing")
+    @Test("a revoked token is 401 on every write (all 28 write routes, 30 requests), counted in auth_refused_total, and writes nothing")
     func revokedTokenWritesNothing() async throws {
         try await withTestServer { server in
             let author = try await server.anonymousAccount()
