@@ -6,13 +6,10 @@ import Vocabulary
 public struct ModerationService: Sendable {
     let store: any ModerationStore
     let posts: PostService
-    /// Replies (CONTRACT §13); nil where replies are not served (operator commands).
-    let replies: ReplyService?
     let rateLimiter: RateLimiter
     public let policy: ReportPolicy
 
-    public init(store: any ModerationStore, posts: PostService, replies: ReplyService? = nil, rateLimiter: RateLimiter, policy: ReportPolicy) {
-        self.replies = replies
+    public init(store: any ModerationStore, posts: PostService, rateLimiter: RateLimiter, policy: ReportPolicy) {
         self.store = store
         self.posts = posts
         self.rateLimiter = rateLimiter
@@ -29,7 +26,7 @@ public struct ModerationService: Sendable {
         let filed = try await store.report(postID: postID, by: caller, reason: reason, note: note, policy: policy, check: reportCheck(own: "post"))
         // A report that hid the post: its images leave the public side at once.
         if filed.hid { await posts.media?.syncVisibility(.post(postID)) }
-        return (filed.0, filed.created)
+        return (filed.report, filed.created)
     }
 
     /// A report's reason and note, checked.
@@ -56,9 +53,8 @@ public struct ModerationService: Sendable {
     /// account (a repeat answers the first report, 200), a new one counted against the reporting allowance.
     public func reportReply(replyID: Int, reason rawReason: String, note rawNote: String?, by caller: Caller) async throws -> (Report, created: Bool) {
         let (reason, note) = try Self.reportInput(rawReason, rawNote)
-        guard replies != nil else { throw BoardError.notFound("reply") }
         let filed = try await store.reportReply(replyID: replyID, by: caller, reason: reason, note: note, policy: policy, check: reportCheck(own: "reply"))
-        return (filed.0, filed.created)
+        return (filed.report, filed.created)
     }
 
     /// A moderator's decision on a reply (`POST /v1/moderation/replies/{id}/decision`).

@@ -9,7 +9,7 @@ public protocol ModerationStore: Sendable {
     func report(
         postID: Int, by caller: Caller, reason: ReportReason, note: String?, policy: ReportPolicy,
         check: @escaping @Sendable (ReportedContent, Identity) throws -> Admission
-    ) async throws -> (Report, created: Bool, hid: Bool)
+    ) async throws -> (report: Report, created: Bool, hid: Bool)
     func reports(byReporter: Int, before: Int?, limit: Int) async throws -> [Report]
     /// A page of the queue; its posts' `helpedByMe` is `viewer`'s.
     func queue(after: Int?, limit: Int, viewer: Int?) async throws -> [QueueItem]
@@ -20,7 +20,7 @@ public protocol ModerationStore: Sendable {
     func reportReply(
         replyID: Int, by caller: Caller, reason: ReportReason, note: String?, policy: ReportPolicy,
         check: @escaping @Sendable (ReportedContent, Identity) throws -> Admission
-    ) async throws -> (Report, created: Bool, hid: Bool)
+    ) async throws -> (report: Report, created: Bool, hid: Bool)
     /// A decision on a reply, as `decide(postID:…)` for posts.
     func decide(replyID: Int, action: ModerationAction, by caller: Caller, note: String?) async throws -> (Reply, resolved: Int)
     /// Bans account `accountID`, in a transaction that checks `caller` first (`Caller`); `mayBan` decides from the

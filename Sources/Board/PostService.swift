@@ -263,11 +263,10 @@ public struct PostService: Sendable {
     @discardableResult
     public func delete(id: Int, by caller: Caller) async throws -> Bool {
         let (post, deletion) = try await store.delete(id: id, by: caller) { post, identity in
-            if post.authorID == identity.accountID { return post.deleted ? .none : .own }
-            let viewer = Viewer(identity)
-            guard Visibility(viewer).shows(post.state, authorID: post.authorID) else { throw BoardError.notFound("post") }
-            guard viewer.isModerator else { throw BoardError.notOwner }
-            return post.deleted ? .none : .logged
+            try PostDeletion.decide(
+                authorID: post.authorID, deleted: post.deleted, shown: Visibility(Viewer(identity)).shows(post.state, authorID: post.authorID),
+                what: "post", by: identity
+            )
         }
         if deletion != .none, !post.media.isEmpty { await media?.syncVisibility(.post(id)) }
         return deletion == .logged

@@ -8,7 +8,7 @@ extension PostgresModerationStore {
     public func reportReply(
         replyID: Int, by caller: Caller, reason: ReportReason, note: String?, policy: ReportPolicy,
         check: @escaping @Sendable (ReportedContent, Identity) throws -> Admission
-    ) async throws -> (Report, created: Bool, hid: Bool) {
+    ) async throws -> (report: Report, created: Bool, hid: Bool) {
         try await database.fencedTransaction(reads) { connection, fence in
             try Self.file(.reply(replyID), by: caller, reason: reason, note: note, policy: policy, check: check, fence: fence, on: connection)
         }

@@ -32,7 +32,7 @@ public struct PostgresModerationStore: ModerationStore {
     public func report(
         postID: Int, by caller: Caller, reason: ReportReason, note: String?, policy: ReportPolicy,
         check: @escaping @Sendable (ReportedContent, Identity) throws -> Admission
-    ) async throws -> (Report, created: Bool, hid: Bool) {
+    ) async throws -> (report: Report, created: Bool, hid: Bool) {
         try await database.fencedTransaction(reads) { connection, fence in
             try Self.file(.post(postID), by: caller, reason: reason, note: note, policy: policy, check: check, fence: fence, on: connection)
         }
@@ -48,7 +48,7 @@ public struct PostgresModerationStore: ModerationStore {
     static func file(
         _ target: DecisionTarget, by caller: Caller, reason: ReportReason, note: String?, policy: ReportPolicy,
         check: (ReportedContent, Identity) throws -> Admission, fence: ReadFence.Request, on connection: PostgresConnection
-    ) throws -> (Report, created: Bool, hid: Bool) {
+    ) throws -> (report: Report, created: Bool, hid: Bool) {
         let identity = try caller.identity(on: connection)
         let reporterID = identity.accountID
         let table = target.table, id = target.id
@@ -66,10 +66,7 @@ public struct PostgresModerationStore: ModerationStore {
             content = .reply(reply)
         }
         let admission = try check(content, identity)
-        let status: PostStatus = switch content {
-        case .post(let access): access.state.status
-        case .reply(let reply): reply.status
-        }
+        let status = content.status
         var earlier: SQLQuery = "SELECT \(raw: Self.reportColumns) FROM reports r WHERE r.reporter_id = \(reporterID) AND "
         earlier.append(target.reports)
         if let row = try connection.query(earlier).first { return (try Self.report(from: row), false, false) }

@@ -168,19 +168,17 @@ public struct PostgresPostStore: PostStore {
             }
             try admission.admit(on: connection)
             // The caller's check holds the author's rows: an account deletion waits for this post, then takes it.
-            let inserted = try connection.query(
+            let id = try connection.query(
                 """
                 INSERT INTO posts (author_id, region_id, weather_type, category, title, body, status, hidden_reason,
                                    conditions_weather_type, conditions_feels_like, conditions_band, conditions_observed_at)
-                SELECT a.id, \(post.regionID), \(post.weatherType.rawValue), \(post.category.rawValue), \(post.title), \(post.body),
-                       \(status.rawValue), \(status == .hidden ? "filter" : nil),
-                       \(post.conditions?.weatherType.rawValue), \(post.conditions?.feelsLike), \(post.conditions?.band.rawValue),
-                       \(post.conditions?.observedAt)
-                FROM (SELECT \(authorID)::bigint AS id) a
+                VALUES (\(authorID), \(post.regionID), \(post.weatherType.rawValue), \(post.category.rawValue), \(post.title), \(post.body),
+                        \(status.rawValue), \(status == .hidden ? "filter" : nil),
+                        \(post.conditions?.weatherType.rawValue), \(post.conditions?.feelsLike), \(post.conditions?.band.rawValue),
+                        \(post.conditions?.observedAt))
                 RETURNING id
                 """
-            )
-            guard let id = try inserted.first?.decode(Int.self, "id") else { throw BoardError.unauthenticated }
+            )[0].decode(Int.self, "id")
             // Before its images: attaching them adds their alt texts to this row (sql/0023's trigger).
             try Self.index(postID: id, title: post.title, body: post.body, on: connection)
             if !post.mediaIDs.isEmpty {
@@ -316,13 +314,14 @@ extension PostgresPostStore {
             let accountID = identity.accountID
             var admission: Admission?
             try Self.checkAccess(postID, on: connection) { admission = try check($0, identity) }
-            // The marker's row is read FOR SHARE: a ban, unban, registration or deletion of it waits for this mark to
-            // commit, and its trigger (sql/0021) then sees the mark; this mark sees the account as it is after one.
+            // The marker's row is held since the caller's check (`FOR SHARE`): a ban, unban, registration or deletion of
+            // it waits for this mark to commit, and its trigger (sql/0021) then sees the mark; this mark sees the account
+            // as it is after one.
             let inserted = try connection.query(
                 """
                 WITH marker AS (
                     SELECT id, \(TrustedAccount.condition("accounts", ageSeconds: trustAgeSeconds)) AS trusted, banned
-                    FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL FOR SHARE
+                    FROM accounts WHERE id = \(accountID) AND deleted_at IS NULL
                 )
                 INSERT INTO helpful_marks (post_id, account_id, trusted, counted)
                 SELECT p.id, marker.id, marker.trusted, marker.trusted AND NOT marker.banned

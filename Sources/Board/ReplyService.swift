@@ -122,11 +122,9 @@ public struct ReplyService: Sendable {
     /// a transaction that checks the caller first (`Caller`). A reply the caller can't see is 404.
     public func delete(id: Int, by caller: Caller) async throws {
         _ = try await store.delete(id: id, by: caller) { reply, identity in
-            if reply.authorID == identity.accountID { return reply.deleted ? .none : .own }
-            let viewer = Viewer(identity)
-            guard reply.isShown(to: viewer) else { throw BoardError.notFound("reply") }
-            guard viewer.isModerator else { throw BoardError.notOwner }
-            return reply.deleted ? .none : .logged
+            try PostDeletion.decide(
+                authorID: reply.authorID, deleted: reply.deleted, shown: reply.isShown(to: Viewer(identity)), what: "reply", by: identity
+            )
         }
     }
 }

@@ -11,6 +11,14 @@ public enum ReportedContent: Sendable {
         }
     }
 
+    /// Its stored status (a report may hide a visible one).
+    public var status: PostStatus {
+        switch self {
+        case .post(let access): access.state.status
+        case .reply(let reply): reply.status
+        }
+    }
+
     public var isDeleted: Bool {
         switch self {
         case .post(let access): access.state == .deleted

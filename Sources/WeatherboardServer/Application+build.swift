@@ -73,7 +73,7 @@ public struct AppDependencies: Sendable {
         )
         let replies = ReplyService(store: PostgresReplyStore(database: database, reads: reads), rateLimiter: rateLimiter, filter: filter)
         self.replies = replies
-        self.moderation = ModerationService(store: moderationStore, posts: posts, replies: replies, rateLimiter: rateLimiter, policy: reportPolicy)
+        self.moderation = ModerationService(store: moderationStore, posts: posts, rateLimiter: rateLimiter, policy: reportPolicy)
         self.notifications = NotificationService(store: PostgresNotificationStore(database: database), regions: regions)
         self.purger = Purger(database: database, policy: purgePolicy, media: media)
     }
