@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "Board",
             dependencies: [
-                "CivilTime", "Database", "Hashing", "Imaging", "MediaStorage", "RateLimit", "Vocabulary",
+                "CivilTime", "Database", "Hashing", "Imaging", "MediaStorage", "Push", "RateLimit", "Vocabulary",
                 .product(name: "Logging", package: "swift-log"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             exclude: ["README.md"],
@@ -107,7 +107,7 @@ let package = Package(
         .target(
             name: "WeatherboardServer",
             dependencies: [
-                "Board", "Database", "Imaging", "MediaStorage", "RateLimit", "Vocabulary", "Weather", "WeatherboardAPI",
+                "Board", "Database", "Imaging", "MediaStorage", "Push", "RateLimit", "Vocabulary", "Weather", "WeatherboardAPI",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "NIOPosix", package: "swift-nio"),

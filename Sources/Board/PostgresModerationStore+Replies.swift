@@ -18,7 +18,7 @@ extension PostgresModerationStore {
     public func decide(replyID: Int, action: ModerationAction, by caller: Caller, note: String?) async throws -> (Reply, resolved: Int) {
         try await database.fencedTransaction(reads) { connection in
             let moderatorID = try Self.moderator(caller, on: connection)
-            let resolved = try Self.decide(.reply(replyID), action: action, moderatorID: moderatorID, note: note, on: connection)
+            let resolved = try Self.decide(.reply(replyID), action: action, moderatorID: moderatorID, note: note, push: push, on: connection)
             return (try PostgresReplyStore.replies(connection.query(PostgresReplyStore.byID(replyID)))[0], resolved)
         }
     }

@@ -6,10 +6,13 @@ public struct PostgresModerationStore: ModerationStore {
     let database: PostgresPool
     /// Whose read fence a decision or an auto-hide raises (`ReadFence`); nil without standbys.
     let reads: ReplicaRouter?
+    /// Where a decision's notifications are queued, in the decision's transaction (CONTRACT §14).
+    let push: PushQueue
 
-    public init(database: PostgresPool, reads: ReplicaRouter? = nil) {
+    public init(database: PostgresPool, reads: ReplicaRouter? = nil, push: PushQueue = .off) {
         self.database = database
         self.reads = reads
+        self.push = push
     }
 
     static let reportColumns = "r.id, r.post_id, r.reply_id, r.reporter_id, r.reason, r.note, r.reported_title, r.reported_body, r.status, r.created_at"
@@ -217,7 +220,7 @@ public struct PostgresModerationStore: ModerationStore {
     public func decide(postID: Int, action: ModerationAction, by caller: Caller, note: String?) async throws -> (Post, resolved: Int) {
         try await database.fencedTransaction(reads) { connection in
             let moderatorID = try Self.moderator(caller, on: connection)
-            let resolved = try Self.decide(.post(postID), action: action, moderatorID: moderatorID, note: note, on: connection)
+            let resolved = try Self.decide(.post(postID), action: action, moderatorID: moderatorID, note: note, push: push, on: connection)
             let post = try PostgresPostStore.posts(connection.query(PostgresPostStore.byID(postID, viewer: moderatorID)))[0]
             return (post, resolved)
         }
@@ -232,6 +235,7 @@ public struct PostgresModerationStore: ModerationStore {
         var table: String { if case .post = self { "posts" } else { "replies" } }
         var logType: ModerationLogTarget { if case .post = self { .post } else { .reply } }
         var id: Int { switch self { case .post(let id), .reply(let id): id } }
+        var replyID: Int? { if case .reply(let id) = self { id } else { nil } }
         var reports: SQLQuery {
             switch self {
             case .post(let id): "r.post_id = \(id) AND r.reply_id IS NULL"
@@ -257,11 +261,17 @@ public struct PostgresModerationStore: ModerationStore {
 
     /// A moderator's decision on the locked row of `target`, in the caller's transaction: `dismiss` unhides an
     /// auto-hidden or filter-held target (a removal stays: only `restore` undoes it), `remove` removes it, `restore`
-    /// makes it visible; every open report on it is resolved and the decision logged. Returns the reports resolved.
-    static func decide(_ target: DecisionTarget, action: ModerationAction, moderatorID: Int, note: String?, on connection: PostgresConnection) throws -> Int {
+    /// makes it visible; every open report on it is resolved and the decision logged, and its notifications queued
+    /// (`PushQueue.decided`; a reply it lets through for the first time notifies its post's author). Returns the
+    /// reports resolved.
+    static func decide(
+        _ target: DecisionTarget, action: ModerationAction, moderatorID: Int, note: String?, push: PushQueue, on connection: PostgresConnection
+    ) throws -> Int {
         let table = target.table, id = target.id
-        let current = try connection.query("SELECT status FROM \(raw: table) WHERE id = \(id) FOR UPDATE")
+        let postColumn = if case .post = target { "id" } else { "post_id" }
+        let current = try connection.query("SELECT status, \(raw: postColumn) AS post_id FROM \(raw: table) WHERE id = \(id) FOR UPDATE")
         guard let status = try current.first?.decode(String.self, "status") else { throw BoardError.notFound(target.logType.rawValue) }
+        let postID = try current[0].decode(Int.self, "post_id")
         let outcome: ReportOutcome = action == .remove ? .actioned : .dismissed
         let newStatus: PostStatus? = switch action {
         case .dismiss: status == PostStatus.hidden.rawValue ? .visible : nil
@@ -273,14 +283,22 @@ public struct PostgresModerationStore: ModerationStore {
         }
         var resolve: SQLQuery = "UPDATE reports r SET status = \(outcome.rawValue), resolved_at = now(), resolved_by = \(moderatorID) WHERE status = 'open' AND "
         resolve.append(target.reports)
-        let resolved = try connection.execute(resolve)
+        resolve.append(" RETURNING r.id")
+        let resolvedIDs = try connection.query(resolve).map { try $0.decode(Int.self, "id") }
+        let changed = newStatus.map { $0.rawValue != status } ?? false
+        try push.decided(
+            .init(postID: postID, replyID: target.replyID, action: action, changed: changed, reportIDs: resolvedIDs), on: connection
+        )
+        if case .reply(let replyID) = target, changed, newStatus == .visible {
+            try push.replyBecameVisible(replyID, on: connection)
+        }
         try connection.execute(
             """
             INSERT INTO moderation_log (moderator_id, action, target_type, target_id, note)
             VALUES (\(moderatorID), \(ModerationLogAction(action).rawValue), \(target.logType.rawValue), \(String(id)), \(note))
             """
         )
-        return resolved
+        return resolvedIDs.count
     }
 
     /// The caller, checked first in the transaction on `connection` (`Caller`), as staff: its id, or `forbidden` /

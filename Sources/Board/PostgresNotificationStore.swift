@@ -7,9 +7,12 @@ import Vocabulary
 /// happen one after another, so its device count and its settings never lose a change.
 public struct PostgresNotificationStore: Sendable {
     let database: PostgresPool
+    /// Whose clock schedules the briefings (`PushQueue.scheduleBriefings`).
+    let push: PushQueue
 
-    public init(database: PostgresPool) {
+    public init(database: PostgresPool, push: PushQueue = .off) {
         self.database = database
+        self.push = push
     }
 
     static let deviceColumns = "token, environment, time_zone, language, units, registered_at, id"
@@ -42,10 +45,12 @@ public struct PostgresNotificationStore: Sendable {
                 VALUES (\(token), \(me), \(identity.sessionID), \(environment.rawValue), \(timeZone), \(language.rawValue), \(units.rawValue))
                 ON CONFLICT (token) DO UPDATE SET id = nextval('devices_id_seq'), account_id = EXCLUDED.account_id,
                     session_id = EXCLUDED.session_id, environment = EXCLUDED.environment, time_zone = EXCLUDED.time_zone,
-                    language = EXCLUDED.language, units = EXCLUDED.units, registered_at = now()
+                    language = EXCLUDED.language, units = EXCLUDED.units, registered_at = now(),
+                    briefed_day = CASE WHEN d.account_id = EXCLUDED.account_id THEN d.briefed_day END
                 RETURNING \(raw: Self.deviceColumns), coalesce((SELECT account_id FROM earlier) = \(me), false) AS was_mine
                 """
             )[0]
+            try PushQueue.scheduleBriefings(of: me, token: token, now: push.policy.clock(), on: connection)
             try connection.execute(
                 """
                 DELETE FROM devices WHERE account_id = \(me)
@@ -121,6 +126,9 @@ public struct PostgresNotificationStore: Sendable {
                         briefing_days = EXCLUDED.briefing_days, quiet_start = EXCLUDED.quiet_start, quiet_end = EXCLUDED.quiet_end
                     """
                 )
+                if new.briefing != current.briefing {
+                    try PushQueue.scheduleBriefings(of: me, now: self.push.policy.clock(), on: connection)
+                }
                 return new
             }
         } catch let error as PostgresError where error.isForeignKeyViolation {

@@ -8,10 +8,13 @@ public struct PostgresReplyStore: Sendable {
     let database: PostgresPool
     /// Standbys for the reads a standby may serve (CONTRACT §12); nil: everything on `database`.
     let reads: ReplicaRouter?
+    /// Where a reply's notification is queued, in the reply's transaction (CONTRACT §14).
+    let push: PushQueue
 
-    public init(database: PostgresPool, reads: ReplicaRouter? = nil) {
+    public init(database: PostgresPool, reads: ReplicaRouter? = nil, push: PushQueue = .off) {
         self.database = database
         self.reads = reads
+        self.push = push
     }
 
     /// Runs `body` on the pool `viewer`'s reads go to (`ReplicaRouter`), or on the primary; `body` gets the reader.
@@ -112,7 +115,7 @@ public struct PostgresReplyStore: Sendable {
                 RETURNING id
                 """
             )[0].decode(Int.self, "id")
-            if held { try Self.queueForFilter(replyID: id, on: connection) }
+            if held { try Self.queueForFilter(replyID: id, on: connection) } else { try push.replyBecameVisible(id, on: connection) }
             try idempotency?.complete(resourceID: id, on: connection)
             return (try Self.replies(connection.query(Self.byID(id)))[0], false)
         }

@@ -4,7 +4,8 @@ import RateLimit
 
 /// What expires, purged in the background (CONTRACT §7): idempotency keys after 24 h, rate-limit buckets
 /// whose window passed, revoked sessions, the snapshots of resolved reports `evidenceDays` after
-/// resolution, media never attached after 24 h and retired media no report names any more. One instance at
+/// resolution, media never attached after 24 h, retired media no report names any more, answered push notifications after
+/// 24 h and the hourly reply windows that ended. One instance at
 /// a time. It also moves what turns with time alone: timed bans that ran out are cleared (so the account's helpful
 /// marks count again, sql/0021), and marks of anonymous accounts older than the trust age become trusted. A pass decides what goes only while it holds a PostgreSQL advisory lock, so several servers sharing
 /// a database take turns instead of doing the work twice. The files of the media rows a pass deleted are
@@ -30,6 +31,8 @@ public struct Purger: Sendable {
         public var trustAgeSeconds: Int = ReportPolicy().trustAgeSeconds
         /// The advisory lock that makes a pass one instance's at a time (tests use a lock of their own).
         public var lockKey: Int64 = 0x7762_7075_7267_6572  // "wbpurger"
+        /// Answered push notifications are kept this long (for an operator asking what was sent), then go.
+        public var pushDoneHours: Int = 24
         /// `STREAM_BACKLOG_SECONDS`: live board events are kept this long for clients resuming (CONTRACT §11).
         public var streamBacklogSeconds: Int = 3600
 
@@ -145,6 +148,22 @@ public struct Purger: Sendable {
                   -- The batch's posts are locked in id order before any mark changes (an init plan runs first), as
                   -- sql/0021's account trigger locks them: the two wait for each other instead of deadlocking.
                   AND (SELECT count(*) FROM locked) >= 0
+                """
+            ),
+            (
+                "push_queue",
+                """
+                DELETE FROM push_queue WHERE id IN (
+                    SELECT id FROM push_queue WHERE done_at < now() - make_interval(hours => \(policy.pushDoneHours)::int) LIMIT \(batch))
+                  AND done_at < now() - make_interval(hours => \(policy.pushDoneHours)::int)
+                """
+            ),
+            (
+                "push_reply_windows",
+                """
+                DELETE FROM push_reply_windows WHERE account_id IN (
+                    SELECT account_id FROM push_reply_windows WHERE window_start < now() - interval '2 hours' LIMIT \(batch))
+                  AND window_start < now() - interval '2 hours'
                 """
             ),
             (

@@ -72,6 +72,8 @@ public struct AppConfiguration: Sendable {
     public var streamBufferEvents: Int = 256
     public var streamMaxPerClient: Int = 8
     public var streamMax: Int = 20_000
+    /// `PUSH=apns` and its `APNS_*` (CONTRACT §14); nil: `PUSH=off`, devices and settings stored, nothing sent.
+    public var push: PushConfiguration?
 
     public init() {}
 
@@ -143,14 +145,27 @@ public struct AppConfiguration: Sendable {
             default: throw ConfigurationError("RATE_LIMITS must be on or off, got '\(v)'")
             }
         }
-        // `PUSH` (CONTRACT §14): `off`, the default, stores devices and settings and sends nothing. `apns` is refused
-        // until this build can deliver: a server that said it pushes and did not would lose every notification.
+        // `PUSH` (CONTRACT §14): `off`, the default, stores devices and settings and sends nothing; `apns` needs every
+        // `APNS_*` it cannot do without, checked here, before the server starts.
         if let v = string("PUSH") {
             switch v.lowercased() {
-            case "off": break
-            case "apns": throw ConfigurationError("PUSH=apns: this build does not deliver through APNs yet (issue #34); PUSH=off stores devices and settings")
+            case "off": push = nil
+            case "apns":
+                var apns = PushConfiguration(
+                    teamID: try required("APNS_TEAM_ID"), keyID: try required("APNS_KEY_ID"),
+                    privateKeyFile: try required("APNS_PRIVATE_KEY_FILE"), topic: try required("APNS_TOPIC")
+                )
+                if let v = string("APNS_PRODUCTION_URL") { apns.productionURL = v }
+                if let v = string("APNS_SANDBOX_URL") { apns.sandboxURL = v }
+                apns.caFile = string("APNS_CA_FILE")
+                if let v = try int("PUSH_LEASE_SECONDS", 5...3600) { apns.leaseSeconds = v }
+                push = apns
             default: throw ConfigurationError("PUSH must be off or apns, got '\(v)'")
             }
+        }
+        func required(_ name: String) throws -> String {
+            guard let value = string(name) else { throw ConfigurationError("PUSH=apns needs \(name)") }
+            return value
         }
         if let v = string("LOG_LEVEL") {
             guard let level = Logger.Level(rawValue: v.lowercased()) else {

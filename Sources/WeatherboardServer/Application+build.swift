@@ -7,6 +7,7 @@ import Logging
 import MediaStorage
 import NIOCore
 import NIOPosix
+import Push
 import RateLimit
 import ServiceLifecycle
 import Weather
@@ -39,13 +40,20 @@ public struct AppDependencies: Sendable {
     public let mediaIO: MediaIO
     /// Standbys for reads (`DATABASE_READ_URL`, CONTRACT §12); nil without one.
     public let reads: ReplicaRouter?
+    /// The push queue (CONTRACT §14): its producers in the stores, its clock; `.off` queues nothing.
+    public let push: PushQueue
+    /// Where queued notifications go (`APNsClient`, or a test's); nil with `PUSH=off`: nothing is sent.
+    public let pushSender: (any APNsSending)?
 
     public init(
         database: PostgresPool, hasher: PasswordHasher, rateLimiter: RateLimiter, reportPolicy: ReportPolicy = ReportPolicy(),
         purgePolicy: Purger.Policy = Purger.Policy(), regions: RegionStore? = nil, weather: (any WeatherProviding)? = nil, metrics: AppMetrics = AppMetrics(),
         mediaStore: (any MediaStore)? = nil, mediaIO: MediaIO? = nil, imageProcessor: ImageProcessor? = nil,
-        conditionsTimeout: Duration = WeatherConditions.defaultTimeout, reads: ReplicaRouter? = nil, logger: Logger = Logger(label: "weatherboard")
+        conditionsTimeout: Duration = WeatherConditions.defaultTimeout, reads: ReplicaRouter? = nil, push: PushQueue = .off,
+        pushSender: (any APNsSending)? = nil, logger: Logger = Logger(label: "weatherboard")
     ) {
+        self.push = push
+        self.pushSender = pushSender
         self.database = database
         self.reads = reads
         self.metrics = metrics
@@ -56,7 +64,7 @@ public struct AppDependencies: Sendable {
         let mediaIO = mediaIO ?? MediaIO()
         self.mediaIO = mediaIO
         let mediaStore = mediaStore ?? LocalMediaStore(directory: NSTemporaryDirectory() + "weatherboard-media", publicBaseURL: "", threadPool: mediaIO.threadPool)
-        let moderationStore = PostgresModerationStore(database: database, reads: reads)
+        let moderationStore = PostgresModerationStore(database: database, reads: reads, push: push)
         let filter = TermFilter { try await moderationStore.terms() }
         self.media = MediaService(
             records: MediaRecords(database: database), files: MediaFiles(store: mediaStore), processor: imageProcessor,
@@ -71,10 +79,10 @@ public struct AppDependencies: Sendable {
             store: PostgresPostStore(database: database, reads: reads), regions: regions, rateLimiter: rateLimiter, filter: filter, media: media,
             conditions: WeatherConditions(weather: weather, timeout: conditionsTimeout), trustAgeSeconds: reportPolicy.trustAgeSeconds
         )
-        let replies = ReplyService(store: PostgresReplyStore(database: database, reads: reads), rateLimiter: rateLimiter, filter: filter)
+        let replies = ReplyService(store: PostgresReplyStore(database: database, reads: reads, push: push), rateLimiter: rateLimiter, filter: filter)
         self.replies = replies
         self.moderation = ModerationService(store: moderationStore, posts: posts, rateLimiter: rateLimiter, policy: reportPolicy)
-        self.notifications = NotificationService(store: PostgresNotificationStore(database: database), regions: regions)
+        self.notifications = NotificationService(store: PostgresNotificationStore(database: database, push: push), regions: regions)
         self.purger = Purger(database: database, policy: purgePolicy, media: media)
     }
 
@@ -87,7 +95,7 @@ public struct AppDependencies: Sendable {
         await mediaIO.shutdown()
     }
 
-    public static func make(configuration: AppConfiguration, logger: Logger) -> AppDependencies {
+    public static func make(configuration: AppConfiguration, pushSender: (any APNsSending)? = nil, logger: Logger) -> AppDependencies {
         let pool = PostgresPool(
             configuration: PostgresConfiguration(
                 conninfo: configuration.databaseURL,
@@ -126,6 +134,12 @@ public struct AppDependencies: Sendable {
             mediaIO: mediaIO,
             imageProcessor: ImageProcessor(threads: configuration.imageThreads, maxQueued: configuration.imageQueue, timeLimit: .seconds(10)),
             reads: reads,
+            push: PushQueue(policy: {
+                var policy = PushQueue.Policy(enabled: pushSender != nil)
+                if let push = configuration.push { policy.leaseSeconds = push.leaseSeconds }
+                return policy
+            }()),
+            pushSender: pushSender,
             logger: logger
         )
     }
@@ -165,7 +179,7 @@ public func buildApplication(
             // Stopped before the pool (services stop in reverse order); each stream ends itself at SIGTERM.
             StreamHubService(hub: hub, conninfo: configuration.databaseURL, heartbeat: .seconds(configuration.streamHeartbeatSeconds), logger: logger),
             ReplicaMonitorService(reads: dependencies.reads),
-        ],
+        ] + pushServices(dependencies: dependencies, logger: logger),
         onServerRunning: onServerRunning,
         logger: logger
     )

@@ -1,0 +1,152 @@
+import Database
+import Foundation
+import Push
+import Vocabulary
+
+extension PushQueue {
+    /// A notification a worker claimed: what to send, or why it is not sent after all.
+    public struct Claimed: Sendable {
+        public var id: Int
+        public var kind: Kind
+        public var push: APNsPush
+        /// When it was queued (for `push_delivery_seconds`).
+        public var queuedAt: Date
+        /// Tries so far, this one included.
+        public var attempts: Int
+        /// When the device was registered, in milliseconds since 1970: a 410 older than it does not remove the device.
+        public var registeredAtMilliseconds: Int64
+        /// Set when it must not go after all: the device moved to another account, the recipient was banned (all but
+        /// `moderation`), the reply is no longer one its author would see, or it expired.
+        public var dropped: String?
+    }
+
+    /// How a claimed notification ended, or when it is tried again.
+    public enum Settlement: Sendable {
+        /// Done: `result` is kept in the row (`delivered`, `rejected`, `expired`, `dropped`).
+        case done(result: String)
+        /// Tried again at `after`.
+        case retry(after: Date)
+        /// APNs says the device is gone: it is removed with what is queued for it (a 410 only when later than its
+        /// registration: `since` nil or later).
+        case removeDevice(result: String, sinceMilliseconds: Int64?)
+    }
+
+    /// Claims up to `limit` due notifications for a worker: `FOR UPDATE SKIP LOCKED`, so workers on any number of
+    /// instances never claim the same row, and leased for `leaseSeconds` (a worker that dies leaves them to another
+    /// when the lease ends, with the same `apns_id`). Each is read with what decides whether it may still go: the
+    /// device's account and registration, the recipient's ban, and for a reply the inbox's conditions again.
+    public func claim(limit: Int, on database: PostgresPool) async throws -> [Claimed] {
+        let now = policy.clock()
+        let leaseEnd = now.addingTimeInterval(TimeInterval(policy.leaseSeconds))
+        var sql: SQLQuery = """
+            WITH due AS (
+                SELECT id FROM push_queue
+                WHERE done_at IS NULL AND send_after <= \(now) AND (leased_until IS NULL OR leased_until <= \(now))
+                ORDER BY send_after, id LIMIT \(limit) FOR UPDATE SKIP LOCKED
+            ), claimed AS (
+                UPDATE push_queue q SET leased_until = \(leaseEnd), attempts = q.attempts + 1 FROM due WHERE q.id = due.id
+                RETURNING q.*
+            )
+            SELECT c.id, c.kind, c.apns_id::text AS apns_id, c.collapse_id, c.payload, c.folded, array_to_string(c.post_ids, ',') AS post_ids,
+                   c.expires_at, c.attempts, c.created_at, c.device_token, d.environment, d.language,
+                   (extract(epoch FROM d.registered_at) * 1000)::bigint AS registered_ms,
+                   (d.account_id = c.account_id) AS same_account, \(raw: Self.banned("a")) AS banned,
+                   (c.reply_id IS NULL OR EXISTS (
+                       SELECT 1 FROM replies r JOIN posts p ON p.id = r.post_id WHERE r.id = c.reply_id AND r.post_author_id = c.account_id AND
+            """
+        sql.append(PostgresReplyStore.inboxConditions("c.account_id"))
+        sql.append(
+            """
+                   )) AS reply_shown
+            FROM claimed c JOIN devices d ON d.token = c.device_token JOIN accounts a ON a.id = c.account_id
+            ORDER BY c.id
+            """
+        )
+        let rows = try await database.query(sql)
+        return try rows.compactMap { row in
+            guard let kind = Kind(rawValue: try row.decode(String.self, "kind")),
+                let environment = APNsPush.Environment(rawValue: try row.decode(String.self, "environment")),
+                let apnsID = UUID(uuidString: try row.decode(String.self, "apns_id"))
+            else { return nil }
+            let language = Language(rawValue: try row.decode(String.self, "language")) ?? .en
+            let expiresAt = try row.decode(Date.self, "expires_at")
+            var payload = try row.decode(String?.self, "payload").map { Array($0.utf8) }
+            if kind == .replies {
+                let postIDs = try row.decode(String.self, "post_ids").split(separator: ",").compactMap { Int($0) }
+                payload = PushPayload(.replies(count: try row.decode(Int.self, "folded"), postIDs: postIDs), language: language).json()
+            }
+            var dropped: String?
+            if !(try row.decode(Bool.self, "same_account")) {
+                dropped = "device moved"
+            } else if try row.decode(Bool.self, "banned"), kind != .moderation {
+                dropped = "banned"
+            } else if !(try row.decode(Bool.self, "reply_shown")) {
+                dropped = "reply not shown"
+            } else if expiresAt <= now {
+                dropped = "expired"
+            }
+            return Claimed(
+                id: try row.decode(Int.self, "id"), kind: kind,
+                push: APNsPush(
+                    deviceToken: try row.decode(String.self, "device_token"), environment: environment, apnsID: apnsID,
+                    collapseID: try row.decode(String.self, "collapse_id"), priority: kind.priority,
+                    expiration: Int(expiresAt.timeIntervalSince1970), payload: payload ?? []
+                ),
+                queuedAt: try row.decode(Date.self, "created_at"), attempts: try row.decode(Int.self, "attempts"),
+                registeredAtMilliseconds: try row.decode(Int64.self, "registered_ms"), dropped: dropped
+            )
+        }
+    }
+
+    /// Records how claimed notifications ended, in one transaction.
+    public func settle(_ settlements: [(id: Int, token: String, settlement: Settlement)], on database: PostgresPool) async throws {
+        guard !settlements.isEmpty else { return }
+        let now = policy.clock()
+        var done: [(Int, String)] = []
+        var retries: [(Int, Date)] = []
+        var removals: [(Int, String, String, Int64?)] = []
+        for (id, token, settlement) in settlements {
+            switch settlement {
+            case .done(let result): done.append((id, result))
+            case .retry(let after): retries.append((id, after))
+            case .removeDevice(let result, let since): removals.append((id, token, result, since))
+            }
+        }
+        let (finished, retried, removed) = (done + removals.map { ($0.0, $0.2) }, retries, removals)
+        try await database.transaction { connection in
+            // A removal's row is done first, so what it says survives when the device's removal takes the rest.
+            if !finished.isEmpty {
+                try connection.execute(
+                    """
+                    UPDATE push_queue q SET done_at = \(now), result = t.result, leased_until = NULL
+                    FROM unnest(\(finished.map { String($0.0) })::text[], \(finished.map(\.1))::text[]) AS t(id, result)
+                    WHERE q.id = t.id::bigint
+                    """
+                )
+            }
+            if !retried.isEmpty {
+                try connection.execute(
+                    """
+                    UPDATE push_queue q SET send_after = to_timestamp(t.after::double precision), leased_until = NULL
+                    FROM unnest(\(retried.map { String($0.0) })::text[], \(retried.map { String($0.1.timeIntervalSince1970) })::text[]) AS t(id, after)
+                    WHERE q.id = t.id::bigint
+                    """
+                )
+            }
+            for (_, token, _, since) in removed {
+                if let since {
+                    try connection.execute(
+                        "DELETE FROM devices WHERE token = \(token) AND registered_at < to_timestamp(\(Double(since) / 1000))"
+                    )
+                } else {
+                    try connection.execute("DELETE FROM devices WHERE token = \(token)")
+                }
+            }
+        }
+    }
+
+    /// Notifications not yet answered, due or waiting (`push_queue_depth`).
+    public func depth(on database: PostgresPool) async throws -> Int {
+        try await database.query("SELECT count(*) AS n FROM push_queue WHERE done_at IS NULL")[0].decode(Int.self, "n")
+    }
+}
