@@ -107,7 +107,7 @@ let package = Package(
         .target(
             name: "WeatherboardServer",
             dependencies: [
-                "Board", "Database", "Imaging", "MediaStorage", "Push", "RateLimit", "Vocabulary", "Weather", "WeatherboardAPI",
+                "Board", "Database", "Hashing", "Imaging", "MediaStorage", "Push", "RateLimit", "Vocabulary", "Weather", "WeatherboardAPI",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -128,7 +128,7 @@ let package = Package(
         .executableTarget(
             name: "WeatherboardCommand",
             dependencies: [
-                "WeatherboardServer", "Board", "Database", "Weather", "RateLimit",
+                "WeatherboardServer", "Board", "Database", "Push", "Weather", "RateLimit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -14,6 +14,8 @@ public struct PushPayload: Sendable, Equatable {
         case reportOutcome(reportID: Int, outcome: Outcome, title: String?, onReply: Bool)
         /// A moderator removed or restored the recipient's post or reply.
         case moderation(postID: Int, replyID: Int?, action: Action, title: String?)
+        /// `weatherboard push test`: an operator checking delivery.
+        case test
     }
 
     /// A report's outcome as the reporter is told it.
@@ -83,6 +85,8 @@ public struct PushPayload: Sendable, Equatable {
             case (.restore, false): "was restored by a moderator"
             }
             return (ko ? "운영 알림" : "Moderation", ko ? "회원님의 \(what): \(result)" : "Your \(what) \(result)")
+        case .test:
+            return (ko ? "날씨별 게시판" : "Weatherboard", ko ? "테스트 알림입니다." : "This is a test notification.")
         }
     }
 
@@ -105,6 +109,8 @@ public struct PushPayload: Sendable, Equatable {
             ["kind": "reportOutcome", "reportId": String(reportID), "outcome": outcome.rawValue]
         case .moderation(let postID, let replyID, let action, _):
             ["kind": "moderation", "postId": String(postID), "replyId": replyID.map(String.init) ?? NSNull(), "action": action.rawValue]
+        case .test:
+            ["kind": "test"]
         }
     }
 
@@ -112,7 +118,7 @@ public struct PushPayload: Sendable, Equatable {
     public var threadID: String? {
         switch content {
         case .reply(let postID, _, _, _), .moderation(let postID, _, _, _): "post-\(postID)"
-        case .replies, .reportOutcome: nil
+        case .replies, .reportOutcome, .test: nil
         }
     }
 

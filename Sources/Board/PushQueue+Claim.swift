@@ -150,3 +150,29 @@ extension PushQueue {
         try await database.query("SELECT count(*) AS n FROM push_queue WHERE done_at IS NULL")[0].decode(Int.self, "n")
     }
 }
+
+extension PushQueue {
+    /// A registered device, as `weatherboard push test` sends to it.
+    public struct TestDevice: Sendable {
+        public var token: String
+        public var environment: APNsPush.Environment
+        public var language: Language
+    }
+
+    /// The devices of the account named `username`; nil when there is no such account.
+    public static func devices(ofUsername username: String, on database: PostgresPool) async throws -> [TestDevice]? {
+        let rows = try await database.query(
+            """
+            SELECT a.id, d.token, d.environment, d.language FROM accounts a LEFT JOIN devices d ON d.account_id = a.id
+            WHERE a.username = \(username) AND a.deleted_at IS NULL ORDER BY d.id DESC
+            """
+        )
+        guard !rows.isEmpty else { return nil }
+        return try rows.compactMap { row in
+            guard let token = try row.decode(String?.self, "token"),
+                let environment = APNsPush.Environment(rawValue: try row.decode(String.self, "environment"))
+            else { return nil }
+            return TestDevice(token: token, environment: environment, language: Language(rawValue: try row.decode(String.self, "language")) ?? .en)
+        }
+    }
+}

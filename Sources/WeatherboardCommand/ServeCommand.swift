@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Push
 import ServiceLifecycle
 import WeatherboardServer
 
@@ -32,7 +33,10 @@ struct ServeCommand: AsyncParsableCommand {
         if let poolSize { configuration.dbPoolSize = poolSize }
 
         let logger = LogSetup.bootstrap(configuration: configuration, label: "weatherboard")
-        let dependencies = AppDependencies.make(configuration: configuration, logger: logger)
+        // PUSH=apns: the key read and every APNS_* checked before anything starts.
+        let pushSender: APNsClient?
+        do { pushSender = try configuration.push?.makeClient() } catch let error as ConfigurationError { throw ValidationError(error.description) }
+        let dependencies = AppDependencies.make(configuration: configuration, pushSender: pushSender, logger: logger)
         let app = buildApplication(configuration: configuration, dependencies: dependencies, logger: logger) { channel in
             logger.notice("listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
         }

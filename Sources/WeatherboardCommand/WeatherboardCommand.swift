@@ -6,6 +6,6 @@ struct WeatherboardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "weatherboard",
         abstract: "The weatherboard server and its operator tasks.",
-        subcommands: [ServeCommand.self, MigrateCommand.self, PurgeCommand.self, RolesCommand.self, TermsCommand.self]
+        subcommands: [ServeCommand.self, MigrateCommand.self, PurgeCommand.self, RolesCommand.self, TermsCommand.self, PushCommand.self]
     )
 }

@@ -93,6 +93,7 @@ public struct AppDependencies: Sendable {
         await hasher.shutdown()
         await imageProcessor.shutdown()
         await mediaIO.shutdown()
+        await (pushSender as? APNsClient)?.shutdown()
     }
 
     public static func make(configuration: AppConfiguration, pushSender: (any APNsSending)? = nil, logger: Logger) -> AppDependencies {

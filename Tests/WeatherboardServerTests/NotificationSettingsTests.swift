@@ -24,17 +24,27 @@ struct NotificationSettingsTests {
         response.items.compactMap { $0["token"] as? String }
     }
 
-    @Test("PUSH: off (the default) starts; apns stops the server at start with a reason, as any other value does")
+    @Test("PUSH: off (the default) starts; apns needs each APNS_* it cannot do without, named; any other value stops the start")
     func pushSetting() throws {
-        _ = try AppConfiguration(environment: [:])
-        _ = try AppConfiguration(environment: ["PUSH": "off"])
-        for value in ["apns", "APNS", "on", "fcm", "off\u{0}"] {
+        #expect(try AppConfiguration(environment: [:]).push == nil)
+        #expect(try AppConfiguration(environment: ["PUSH": "off"]).push == nil)
+        for value in ["on", "fcm", "off\u{0}"] {
             #expect(throws: ConfigurationError.self, "\(value)") { try AppConfiguration(environment: ["PUSH": value]) }
         }
-        do {
-            _ = try AppConfiguration(environment: ["PUSH": "apns"])
-        } catch {
-            #expect("\(error)".contains("APNs"), "\(error)")
+        let full = ["PUSH": "apns", "APNS_TEAM_ID": "TEAM123456", "APNS_KEY_ID": "KEY1234567", "APNS_PRIVATE_KEY_FILE": "/etc/weatherboard/AuthKey.p8", "APNS_TOPIC": "kr.weatherboard.app"]
+        let push = try #require(try AppConfiguration(environment: full).push)
+        #expect(push.productionURL == "https://api.push.apple.com")
+        #expect(push.sandboxURL == "https://api.sandbox.push.apple.com")
+        #expect(push.caFile == nil)
+        for name in ["APNS_TEAM_ID", "APNS_KEY_ID", "APNS_PRIVATE_KEY_FILE", "APNS_TOPIC"] {
+            var missing = full
+            missing[name] = nil
+            do {
+                _ = try AppConfiguration(environment: missing)
+                Issue.record("PUSH=apns without \(name) started")
+            } catch {
+                #expect("\(error)".contains(name), "\(error)")
+            }
         }
     }
 
