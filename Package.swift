@@ -78,7 +78,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "RateLimit", dependencies: ["Database", "Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
-        .target(name: "Push", dependencies: ["Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
+        .target(name: "Push", dependencies: ["CurlClient", "Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
 
         // MARK: Shared vocabulary: what Board and Weather both speak (no database, no domain)
         .target(name: "Vocabulary", dependencies: ["CivilTime", "Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
