@@ -77,6 +77,9 @@ public final class APNsClient: APNsSending {
         do {
             let response = try await multiplexer.send(request)
             return Self.classify(status: response.status, body: response.body)
+        } catch let error as CurlError where error.code == 77 {
+            // CURLE_SSL_CACERT_BADFILE: APNS_CA_FILE cannot be read; no push can go until the setting is mended.
+            return .answer(.environmentRefused(reason: "APNS_CA_FILE: \(error)"))
         } catch let error as CurlError {
             return .answer(.retry(reason: error.isTLS ? "TLS: \(error)" : error.description))
         } catch is CancellationError {

@@ -80,6 +80,21 @@ struct FakeAPNsChecksTests {
         }
     }
 
+    @Test("an APNS_CA_FILE that cannot be read: the environment is refused, nothing is sent")
+    func unreadableCAFile() async throws {
+        let client = try APNsClient(
+            configuration: .init(
+                teamID: APNsHarness.teamID, keyID: APNsHarness.keyID, key: ES256Key.generate(), topic: APNsHarness.topic,
+                productionURL: "https://127.0.0.1:9", extraCAFile: "/nonexistent/ca.pem"))
+        let answer = await client.send(APNsHarness.push())
+        await client.shutdown()
+        guard case .environmentRefused(let reason) = answer else {
+            Issue.record("unreadable CA file: \(answer)")
+            return
+        }
+        #expect(reason.hasPrefix("APNS_CA_FILE"))
+    }
+
     @Test("settings checked at start, named in the error")
     func configuration() throws {
         let key = ES256Key.generate()
