@@ -16,6 +16,8 @@ let package = Package(
         .executable(name: "weatherboard-admin", targets: ["WeatherboardAdmin"]),
         // bench/imaging/run: the image pipeline's time and memory on a directory of pictures (not shipped).
         .executable(name: "imaging-bench", targets: ["ImagingBench"]),
+        // bench/push: a fake APNs that answers 200 to every push and counts them (not shipped).
+        .executable(name: "fake-apns", targets: ["FakeAPNsServer"]),
     ],
     dependencies: [
         // One trait only: SwiftPM 6.3 shuffles several trait flags and recompiles everything (PITFALLS.md).
@@ -37,6 +39,9 @@ let package = Package(
         // O_CLOEXEC, the child closes the rest), so one test's pipe never leaks into another test's child.
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
+        // The fake APNs (tests and bench only): HTTP/2 over TLS, as Apple's servers speak it.
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
     ],
     // Each target declares exactly the modules its sources import, no more and no less. Imports point only down:
     // C shims and CivilTime → adapters → Vocabulary → domain (Board, Weather) → wire and HTTP server → executables.
@@ -78,7 +83,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "RateLimit", dependencies: ["Database", "Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
-        .target(name: "Push", dependencies: ["Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
+        .target(name: "Push", dependencies: ["CurlClient", "Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
 
         // MARK: Shared vocabulary: what Board and Weather both speak (no database, no domain)
         .target(name: "Vocabulary", dependencies: ["CivilTime", "Hashing"], exclude: ["README.md"], swiftSettings: swiftSettings),
@@ -148,11 +153,32 @@ let package = Package(
 
         // MARK: Measurements (bench/)
         .executableTarget(name: "ImagingBench", dependencies: ["Imaging"], path: "bench/imaging", exclude: ["run"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "FakeAPNsServer", dependencies: ["FakeAPNs", "Hashing"], path: "bench/push/fake-apns", swiftSettings: swiftSettings
+        ),
+
+        // MARK: Test support
+        // A fake APNs over real HTTP/2 and TLS with its own certificate authority: checks requests as Apple does and
+        // answers what a test's script says (PushTests, bench/push).
+        .target(
+            name: "FakeAPNs",
+            dependencies: [
+                "Hashing",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ],
+            path: "Tests/FakeAPNs",
+            exclude: ["README.md"],
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Tests (real PostgreSQL, real libcurl)
         // The domain's decisions without the HTTP server (the live board's: who receives which event, rendered how).
         .testTarget(name: "BoardTests", dependencies: ["Board", "Vocabulary"], swiftSettings: swiftSettings),
-        .testTarget(name: "PushTests", dependencies: ["Push", "Hashing"], swiftSettings: swiftSettings),
+        .testTarget(name: "PushTests", dependencies: ["Push", "Hashing", "FakeAPNs", "CurlClient"], swiftSettings: swiftSettings),
         .testTarget(
             name: "DatabaseTests",
             dependencies: ["Database", .product(name: "Logging", package: "swift-log")],

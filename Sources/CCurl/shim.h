@@ -22,3 +22,13 @@ static inline CURLcode wb_curl_setopt_aws_sigv4(CURL *h, const char *provider, c
     if (code != CURLE_OK) return code;
     return curl_easy_setopt(h, CURLOPT_PASSWORD, secret);
 }
+/* The multi interface (CurlMultiplexer): curl_multi_setopt is variadic too. */
+static inline CURLMcode wb_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+/* A CA bundle held in memory (CURLOPT_CAINFO_BLOB, curl >= 7.77): not copied, so it must outlive every transfer. */
+static inline CURLcode wb_curl_setopt_cainfo_blob(CURL *h, void *data, size_t length) {
+    struct curl_blob blob = { data, length, CURL_BLOB_NOCOPY };
+    return curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+}
+static inline CURLcode wb_curl_getinfo_string(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
+/* CURLMsg's result lives in a union. */
+static inline CURLcode wb_curl_msg_result(const CURLMsg *m) { return m->data.result; }

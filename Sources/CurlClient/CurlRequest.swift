@@ -13,6 +13,9 @@ public struct CurlRequest: Sendable {
     /// The most body bytes (after decompression) accepted: past it the transfer is abandoned and `send` throws
     /// `CurlError.tooLarge`, so a hostile or broken server cannot fill memory. 64 MiB unless set.
     public var maxResponseBytes: Int
+    /// `CurlMultiplexer` only: past `maxResponseBytes` keep the first bytes and drop the rest, instead of failing the
+    /// transfer (an answer whose status counts more than its body).
+    public var truncatesResponseBody: Bool = false
 
     public init(
         method: String = "GET",
@@ -64,4 +67,21 @@ public struct CurlError: Error, CustomStringConvertible, Sendable {
     public var isTooLarge: Bool { code == Self.tooLargeCode }
     /// curl's `CURLE_FILESIZE_EXCEEDED`, also used when the write callback stops a transfer for its size.
     public static let tooLargeCode = 63
+
+    public init(code: Int, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// A failure of the way there, not of the request: worth trying again later. A reset stream (`CURLE_HTTP2_STREAM`
+    /// 92), an HTTP/2 framing error (`CURLE_HTTP2` 16), a lost or refused connection (`CURLE_COULDNT_CONNECT` 7,
+    /// `CURLE_SEND_ERROR` 55, `CURLE_RECV_ERROR` 56, `CURLE_GOT_NOTHING` 52, `CURLE_PARTIAL_FILE` 18), a name that did
+    /// not resolve (6), a timeout (28), and TLS failures (`CURLE_SSL_CONNECT_ERROR` 35, `CURLE_PEER_FAILED_VERIFICATION`
+    /// 60): a server whose certificate is not trusted may be a broken middlebox or a configuration being fixed.
+    public var isTransient: Bool { Self.transientCodes.contains(code) }
+
+    /// The TLS handshake failed or the server's certificate was not trusted (35, 58, 60, 77, 83, 90, 91).
+    public var isTLS: Bool { [35, 58, 60, 77, 83, 90, 91].contains(code) }
+
+    static let transientCodes: Set<Int> = [6, 7, 16, 18, 28, 35, 52, 55, 56, 60, 92]
 }
