@@ -193,6 +193,7 @@ let package = Package(
             name: "WeatherboardServerTests",
             dependencies: [
                 "WeatherboardServer", "WeatherboardAPI", "Database", "CurlClient", "Board", "Vocabulary", "Weather", "RateLimit", "MediaStorage",
+                "FakeAPNs", "Hashing", "Push",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

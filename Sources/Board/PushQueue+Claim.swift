@@ -52,7 +52,7 @@ extension PushQueue {
                    (extract(epoch FROM d.registered_at) * 1000)::bigint AS registered_ms,
                    (d.account_id = c.account_id) AS same_account, \(raw: Self.banned("a")) AS banned,
                    (c.reply_id IS NULL OR EXISTS (
-                       SELECT 1 FROM replies r JOIN posts p ON p.id = r.post_id WHERE r.id = c.reply_id AND r.post_author_id = c.account_id AND
+                       SELECT 1 FROM replies r JOIN posts p ON p.id = r.post_id WHERE r.id = c.reply_id AND r.post_author_id = c.account_id AND\u{20}
             """
         sql.append(PostgresReplyStore.inboxConditions("c.account_id"))
         sql.append(

@@ -21,7 +21,7 @@ extension PushQueue {
             JOIN accounts me ON me.id = r.post_author_id
             JOIN devices d ON d.account_id = r.post_author_id
             LEFT JOIN notification_settings s ON s.account_id = r.post_author_id
-            WHERE r.id = \(replyID) AND coalesce(s.replies, true) AND NOT \(raw: Self.banned("me")) AND
+            WHERE r.id = \(replyID) AND coalesce(s.replies, true) AND NOT \(raw: Self.banned("me")) AND\u{20}
             """
         sql.append(PostgresReplyStore.inboxConditions("r.post_author_id"))
         let rows = try connection.query(sql)
