@@ -65,8 +65,12 @@ final class APNsStreamHandler: ChannelInboundHandler {
         }
     }
 
-    /// Records the answer, then sends it: a client that has its answer finds it in the records.
+    /// Records the answer, then sends it: a client that has its answer finds it in the records. An answer to a stream
+    /// that is gone is neither sent nor recorded.
     private func respond(context: ChannelHandlerContext, _ answer: FakeAPNs.Answer, apnsID: String, index: Int) {
+        // The stream (or its connection) closed while a slow answer waited: nobody hears it, so it is not recorded as
+        // answered (a client killed mid-send never got its 200).
+        guard context.channel.isActive else { return }
         switch answer {
         case .ok:
             core.answered(index, status: 200)

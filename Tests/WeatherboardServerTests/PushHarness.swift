@@ -70,6 +70,13 @@ struct PushHarness: Sendable {
         return token
     }
 
+    /// Another fake APNs, checking provider tokens signed with `privateKeyPEM` (a server process's own key file).
+    func fake(verifying privateKeyPEM: String) async throws -> FakeAPNs {
+        try await FakeAPNs.start(
+            teamID: Self.teamID, keyID: Self.keyID, publicKey: try ES256PublicKey(pem: try ES256Key(pem: privateKeyPEM).publicKeyPEM), topic: Self.topic
+        )
+    }
+
     /// Requests the fake saw for device `token`.
     func requests(to token: String) -> [FakeAPNs.Request] { fake.requests.filter { $0.deviceToken == token } }
 
