@@ -34,14 +34,17 @@ public final class PushDelivery: Sendable {
     let sender: any APNsSending
     let options: Options
     let observe: Observer
+    /// Told `push_queue_depth` (`recordDepth`).
+    let observeDepth: @Sendable (Int) -> Void
     let logger: Logger
     /// Environments whose sending is paused, until when.
     private let paused = Mutex<[APNsPush.Environment: Date]>([:])
 
     public init(
         queue: PushQueue, database: PostgresPool, sender: any APNsSending, options: Options = Options(), logger: Logger,
-        observe: @escaping Observer = { _, _, _ in }
+        observe: @escaping Observer = { _, _, _ in }, observeDepth: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
+        self.observeDepth = observeDepth
         self.queue = queue
         self.database = database
         self.sender = sender
@@ -136,6 +139,11 @@ public final class PushDelivery: Sendable {
     func backoff(attempt: Int) -> TimeInterval {
         let base = min(options.maxBackoffSeconds, options.firstBackoffSeconds * pow(2, Double(min(max(attempt - 1, 0), 20))))
         return base * Double.random(in: 0.5...1.5)
+    }
+
+    /// Counts the notifications not yet answered and tells `observeDepth` (`push_queue_depth`).
+    public func recordDepth() async {
+        if let depth = try? await queue.depth(on: database) { observeDepth(depth) }
     }
 
     /// Whether `environment`'s sending is paused now.

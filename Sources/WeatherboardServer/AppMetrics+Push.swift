@@ -4,7 +4,7 @@ import Metrics
 extension AppMetrics {
     /// One notification's end or retry (CONTRACT §14): `push_sent_total{kind,result}`, and for a delivery
     /// `push_delivery_seconds` from queued to APNs's 200.
-    @Sendable func recordPush(_ kind: PushQueue.Kind, result: String, delivered: Double?) {
+    @Sendable public func recordPush(_ kind: PushQueue.Kind, result: String, delivered: Double?) {
         Counter(label: "push_sent_total", dimensions: [("kind", kind.rawValue), ("result", result)], factory: factory).increment()
         if let delivered {
             Timer(label: "push_delivery_seconds", factory: factory).recordNanoseconds(Int64(max(0, delivered) * 1e9))
@@ -12,13 +12,13 @@ extension AppMetrics {
     }
 
     /// `push_queue_depth`: notifications not yet answered.
-    func recordPushQueueDepth(_ depth: Int) {
+    @Sendable public func recordPushQueueDepth(_ depth: Int) {
         setGauge("push_queue_depth", to: Double(depth))
     }
 
-    /// `push_provider_tokens_total`, `push_connections_total`: the sender's own counts.
+    /// `push_provider_tokens_made`, `push_connections_opened`: the sender's own counts.
     func recordPushSender(tokensMade: Int, connections: Int) {
-        setGauge("push_provider_tokens_total", to: Double(tokensMade))
-        setGauge("push_connections_total", to: Double(connections))
+        setGauge("push_provider_tokens_made", to: Double(tokensMade))
+        setGauge("push_connections_opened", to: Double(connections))
     }
 }

@@ -7,10 +7,11 @@ import ServiceLifecycle
 func pushServices(dependencies: AppDependencies, logger: Logger, briefingInterval: Duration = .seconds(5)) -> [any Service] {
     guard let sender = dependencies.pushSender, dependencies.push.enabled else { return [] }
     let delivery = PushDelivery(
-        queue: dependencies.push, database: dependencies.database, sender: sender, logger: logger, observe: dependencies.metrics.recordPush
+        queue: dependencies.push, database: dependencies.database, sender: sender, logger: logger, observe: dependencies.metrics.recordPush,
+        observeDepth: dependencies.metrics.recordPushQueueDepth
     )
     return [
-        PushDeliveryService(delivery: delivery, queue: dependencies.push, database: dependencies.database, metrics: dependencies.metrics),
+        PushDeliveryService(delivery: delivery, sender: sender, metrics: dependencies.metrics),
         BriefingService(dependencies: dependencies, interval: briefingInterval, logger: logger),
     ]
 }

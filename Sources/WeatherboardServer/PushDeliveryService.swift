@@ -1,14 +1,14 @@
 import Board
-import Database
+import Push
 import Logging
 import ServiceLifecycle
 
-/// Works the push queue for the life of the server (`PushDelivery`), and keeps `push_queue_depth` current; stops at
-/// graceful shutdown. What is claimed and not yet answered then is sent again when its lease ends.
+/// Works the push queue for the life of the server (`PushDelivery`), and keeps `push_queue_depth` and the sender's
+/// counts current; stops at graceful shutdown. What is claimed and not yet answered then is sent again when its lease
+/// ends.
 struct PushDeliveryService: Service {
     let delivery: PushDelivery
-    let queue: PushQueue
-    let database: PostgresPool
+    let sender: any APNsSending
     let metrics: AppMetrics
 
     func run() async throws {
@@ -17,7 +17,10 @@ struct PushDeliveryService: Service {
                 group.addTask { await delivery.run() }
                 group.addTask {
                     while !Task.isCancelled {
-                        if let depth = try? await queue.depth(on: database) { metrics.recordPushQueueDepth(depth) }
+                        await delivery.recordDepth()
+                        if let client = sender as? APNsClient {
+                            metrics.recordPushSender(tokensMade: client.tokensMade, connections: client.connectionsOpened)
+                        }
                         try? await Task.sleep(for: .seconds(5))
                     }
                 }

@@ -56,6 +56,12 @@ struct PushDeliveryTests {
             // Nothing more to send: a second pass claims nothing.
             #expect(try await harness.deliver() == 0)
             #expect(harness.fake.requests.count == 1)
+            // What /metrics says of it.
+            await harness.delivery.recordDepth()
+            let metrics = try await harness.server.request("GET", "/metrics").text
+            #expect(metrics.contains(#"push_sent_total{kind="reply",result="delivered"} 1"#), "\(metrics)")
+            #expect(metrics.contains("push_queue_depth 0"))
+            #expect(metrics.contains("push_delivery_seconds_count 1"))
         }
     }
 
@@ -332,6 +338,30 @@ struct PushDeliveryTests {
             #expect(Self.wb(moderation)["kind"] as? String == "moderation")
             #expect(Self.wb(moderation)["action"] as? String == "remove")
             #expect((Self.alert(moderation)["body"] as? String)?.contains("광고 글") == true)
+        }
+    }
+
+    @Test("a reply the term filter held notifies the post's author when a moderator lets it through, once, however often it is restored")
+    func heldReplyLetThrough() async throws {
+        try await withPushServer { harness in
+            let server = harness.server
+            let term = "zzheld\(UInt32.random(in: 0...UInt32.max))"
+            _ = try await server.dependencies.moderation.addTerm(term)
+            let author = try await server.anonymousAccount()
+            let token = try await harness.device(author)
+            let moderator = try await server.anonymousAccount()
+            try await server.grantRole("moderator", to: moderator)
+            let (_, reply) = try await Self.reply(harness, to: author, from: try await server.anonymousAccount(), body: "about \(term)")
+            #expect(try await harness.deliver() == 0, "held: nothing queued")
+            #expect(try await server.json("POST", "/v1/moderation/replies/\(reply)/decision", token: moderator.token, ["action": "dismiss"]).status == 200)
+            #expect(try await harness.deliver() == 1)
+            #expect(harness.requests(to: token).map { Self.wb($0)["replyId"] as? String } == [reply])
+            // Removed, then restored: the phone already had it.
+            for action in ["remove", "restore"] {
+                #expect(try await server.json("POST", "/v1/moderation/replies/\(reply)/decision", token: moderator.token, ["action": action]).status == 200)
+            }
+            try await harness.deliver()
+            #expect(harness.requests(to: token).filter { Self.wb($0)["kind"] as? String == "reply" }.count == 1)
         }
     }
 

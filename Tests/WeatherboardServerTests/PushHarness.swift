@@ -113,7 +113,11 @@ func withPushServer<T: Sendable>(
         let dependencies = AppDependencies(database: database, hasher: PasswordHasher(threads: 1), rateLimiter: .unlimited, push: queue)
         var options = PushDelivery.Options()
         options.batchSize = 500
-        let delivery = PushDelivery(queue: queue, database: database, sender: client, options: options, logger: testLogger)
+        let metrics = dependencies.metrics
+        let delivery = PushDelivery(
+            queue: queue, database: database, sender: client, options: options, logger: testLogger, observe: metrics.recordPush,
+            observeDepth: metrics.recordPushQueueDepth
+        )
         do {
             let value = try await withTestServer(configure: { $0.databaseURL = url }, dependencies: dependencies) { server in
                 try await body(PushHarness(server: server, fake: fake, client: client, clock: clock, delivery: delivery))
