@@ -17,6 +17,8 @@ CREATE TABLE push_queue (
     payload text CHECK (octet_length(payload) <= 4096),
     -- A reply's notification is checked again when it goes: a reply removed, held or blocked since sends nothing.
     reply_id bigint,
+    -- A reply's notification past the hourly cap: folded into the device's summary, due when the hour ends.
+    fold_until timestamptz,
     -- A summary's replies: how many were folded into it, on which posts.
     folded integer NOT NULL DEFAULT 0,
     post_ids bigint[] NOT NULL DEFAULT '{}',
@@ -39,7 +41,8 @@ CREATE INDEX push_queue_done_idx ON push_queue (done_at) WHERE done_at IS NOT NU
 CREATE INDEX push_queue_account_idx ON push_queue (account_id);
 
 -- The hourly cap on reply notifications (30 an hour an account): one counter an account, its window starting at
--- the first reply notification after the last window ended. Counted in one statement (`PushQueue`).
+-- the first reply notification after the last window ended. Counted by the reply's own statement (`PushQueue`), so
+-- replies at once to one account count one after another.
 CREATE TABLE push_reply_windows (
     account_id bigint PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
     window_start timestamptz NOT NULL,

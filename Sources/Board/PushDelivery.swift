@@ -14,6 +14,8 @@ public final class PushDelivery: Sendable {
     public struct Options: Sendable {
         /// Most notifications claimed (and sent at once) a round.
         public var batchSize = 500
+        /// Rounds in flight at once (each claims its own batch): one round's sends overlap another's claim and settling.
+        public var concurrentRounds = 4
         /// The wait between rounds while nothing is due.
         public var idle: Duration = .milliseconds(500)
         /// How long an environment's sending pauses after APNs refused the provider token or the topic.
@@ -53,8 +55,18 @@ public final class PushDelivery: Sendable {
         self.observe = observe
     }
 
-    /// Works the queue until cancelled. A failed round (the database away) is logged and tried again after `idle`.
+    /// Works the queue until cancelled, `concurrentRounds` rounds at a time. A failed round (the database away) is
+    /// logged and tried again after `idle`.
     public func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<max(1, options.concurrentRounds) {
+                group.addTask { await self.loop() }
+            }
+        }
+    }
+
+    /// One of `run`'s loops.
+    func loop() async {
         while !Task.isCancelled {
             do {
                 if try await round() >= options.batchSize { continue }
@@ -70,11 +82,13 @@ public final class PushDelivery: Sendable {
     /// One round: claims what is due, sends it, settles every answer. Returns how many it claimed.
     @discardableResult
     public func round() async throws -> Int {
-        let claimed = try await queue.claim(limit: options.batchSize, on: database)
+        var claimed = try await queue.claim(limit: options.batchSize, on: database)
         guard !claimed.isEmpty else { return 0 }
+        try await queue.admitReplies(&claimed, on: database)
         let now = queue.policy.clock()
+        let sending = claimed.filter { $0.dropped != "folded" }
         let settled = await withTaskGroup(of: (Int, String, PushQueue.Settlement).self) { group in
-            for item in claimed {
+            for item in sending {
                 group.addTask { (item.id, item.push.deviceToken, await self.deliver(item, now: now)) }
             }
             var all: [(id: Int, token: String, settlement: PushQueue.Settlement)] = []

@@ -16,8 +16,26 @@ extension PushQueue {
         /// When the device was registered, in milliseconds since 1970: a 410 older than it does not remove the device.
         public var registeredAtMilliseconds: Int64
         /// Set when it must not go after all: the device moved to another account, the recipient was banned (all but
-        /// `moderation`), the reply is no longer one its author would see, or it expired.
+        /// `moderation`), the reply is no longer one its author would see, it expired, or it was folded into a summary.
         public var dropped: String?
+        /// The account it is for, and its device's language and time zone.
+        public var accountID: Int
+        public var language: Language
+        public var timeZone: String
+        /// The account's quiet hours, if any.
+        public var quietHours: NotificationSettings.QuietHours?
+        /// A reply's notification not rendered yet (`PushQueue.admitReplies` renders it, or folds it).
+        public var reply: ReplyContent?
+        /// Past the hourly cap when it was queued: folded, due when the hour ends.
+        public var foldUntil: Date?
+    }
+
+    /// What a reply's notification says.
+    public struct ReplyContent: Sendable {
+        public var postID: Int
+        public var replyID: Int
+        public var replierName: String
+        public var body: String
     }
 
     /// How a claimed notification ended, or when it is tried again.
@@ -48,7 +66,8 @@ extension PushQueue {
                 RETURNING q.*
             )
             SELECT c.id, c.kind, c.apns_id::text AS apns_id, c.collapse_id, c.payload, c.folded, array_to_string(c.post_ids, ',') AS post_ids,
-                   c.expires_at, c.attempts, c.created_at, c.device_token, d.environment, d.language,
+                   c.expires_at, c.attempts, c.created_at, c.device_token, c.account_id, c.reply_id, c.fold_until, d.environment, d.language, d.time_zone,
+                   s.quiet_start, s.quiet_end, rc.post_id AS reply_post_id, rc.body AS reply_body, rc.display_name AS replier_name,
                    (extract(epoch FROM d.registered_at) * 1000)::bigint AS registered_ms,
                    (d.account_id = c.account_id) AS same_account, \(raw: Self.banned("a")) AS banned,
                    (c.reply_id IS NULL OR EXISTS (
@@ -59,6 +78,11 @@ extension PushQueue {
             """
                    )) AS reply_shown
             FROM claimed c JOIN devices d ON d.token = c.device_token JOIN accounts a ON a.id = c.account_id
+            LEFT JOIN notification_settings s ON s.account_id = c.account_id
+            LEFT JOIN LATERAL (
+                SELECT r.post_id, r.body, ra.display_name FROM replies r JOIN accounts ra ON ra.id = r.author_id
+                WHERE r.id = c.reply_id AND c.kind = 'reply' AND c.payload IS NULL
+            ) rc ON true
             ORDER BY c.id
             """
         )
@@ -85,6 +109,14 @@ extension PushQueue {
             } else if expiresAt <= now {
                 dropped = "expired"
             }
+            let replyID = try row.decode(Int?.self, "reply_id")
+            var reply: ReplyContent?
+            if let replyID, let postID = try row.decode(Int?.self, "reply_post_id") {
+                reply = ReplyContent(
+                    postID: postID, replyID: replyID, replierName: try row.decode(String?.self, "replier_name") ?? "",
+                    body: try row.decode(String?.self, "reply_body") ?? ""
+                )
+            }
             return Claimed(
                 id: try row.decode(Int.self, "id"), kind: kind,
                 push: APNsPush(
@@ -93,12 +125,14 @@ extension PushQueue {
                     expiration: Int(expiresAt.timeIntervalSince1970), payload: payload ?? []
                 ),
                 queuedAt: try row.decode(Date.self, "created_at"), attempts: try row.decode(Int.self, "attempts"),
-                registeredAtMilliseconds: try row.decode(Int64.self, "registered_ms"), dropped: dropped
+                registeredAtMilliseconds: try row.decode(Int64.self, "registered_ms"), dropped: dropped,
+                accountID: try row.decode(Int.self, "account_id"), language: language, timeZone: try row.decode(String.self, "time_zone"),
+                quietHours: try Self.quietHours(row), reply: reply, foldUntil: try row.decode(Date?.self, "fold_until")
             )
         }
     }
 
-    /// Records how claimed notifications ended, in one transaction.
+    /// Records how claimed notifications ended, in one transaction. (Folded ones were recorded by `admitReplies`.)
     public func settle(_ settlements: [(id: Int, token: String, settlement: Settlement)], on database: PostgresPool) async throws {
         guard !settlements.isEmpty else { return }
         let now = policy.clock()
@@ -174,5 +208,15 @@ extension PushQueue {
             else { return nil }
             return TestDevice(token: token, environment: environment, language: Language(rawValue: try row.decode(String.self, "language")) ?? .en)
         }
+    }
+}
+
+extension APNsPush {
+    /// The same push with `payload` (a reply's, rendered by the worker).
+    func with(payload: [UInt8]) -> APNsPush {
+        APNsPush(
+            deviceToken: deviceToken, environment: environment, apnsID: apnsID, collapseID: collapseID, priority: priority,
+            expiration: expiration, payload: payload
+        )
     }
 }

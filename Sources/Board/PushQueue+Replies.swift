@@ -4,67 +4,50 @@ import Vocabulary
 
 extension PushQueue {
     /// Queues the notification of reply `replyID`, which just became visible (created, or let through by a moderator),
-    /// in that transaction on `connection`: one a device of its post's author, when the reply would show in the
-    /// author's inbox (`PostgresReplyStore.inboxConditions`, the one visibility rule: visible, not the author's own,
-    /// not by an account the author blocks, on a post that acts as visible to the author), the author is not banned and
-    /// has replies on. A device in its quiet hours, and every device once the account had `repliesPerHour` reply
-    /// notifications this hour, gets the reply folded into its one summary instead, sent when the quiet hours or the
-    /// hour end. The hour is counted in one statement (`push_reply_windows`), so a burst of replies never sends more.
+    /// in that transaction on `connection`, in one statement: a row a device of its post's author, when the reply
+    /// would show in the author's inbox (`PostgresReplyStore.inboxConditions`, the one visibility rule: visible, not the
+    /// author's own, not by an account the author blocks, on a post that acts as visible to the author), the author is
+    /// not banned, has replies on, and was not told of it already. The same statement counts it in the author's hourly
+    /// window (`push_reply_windows`: replies at once to one account count one after another, on the window's row): past
+    /// `repliesPerHour` it is marked to fold (`fold_until`, when the window ends). What it says and the quiet hours are
+    /// the worker's (`admitReplies`): the reply's own transaction stays one statement longer, no more.
     func replyBecameVisible(_ replyID: Int, on connection: PostgresConnection) throws {
         guard enabled else { return }
+        let now = policy.clock()
         var sql: SQLQuery = """
-            SELECT d.token, d.time_zone, d.language, s.quiet_start, s.quiet_end,
-                   r.post_id, r.post_author_id, ra.display_name, r.body
-            FROM replies r
-            JOIN posts p ON p.id = r.post_id
-            JOIN accounts ra ON ra.id = r.author_id
-            JOIN accounts me ON me.id = r.post_author_id
-            JOIN devices d ON d.account_id = r.post_author_id
-            LEFT JOIN notification_settings s ON s.account_id = r.post_author_id
-            WHERE r.id = \(replyID) AND coalesce(s.replies, true) AND NOT \(raw: Self.banned("me")) AND\u{20}
+            WITH target AS (
+                SELECT d.account_id, d.token, r.id AS reply_id
+                FROM replies r
+                JOIN posts p ON p.id = r.post_id
+                JOIN accounts me ON me.id = r.post_author_id
+                JOIN devices d ON d.account_id = r.post_author_id
+                LEFT JOIN notification_settings s ON s.account_id = r.post_author_id
+                WHERE r.id = \(replyID) AND coalesce(s.replies, true) AND NOT \(raw: Self.banned("me"))
+                  AND NOT EXISTS (SELECT 1 FROM push_queue q WHERE q.device_token = d.token AND q.reply_id = r.id AND q.kind = 'reply') AND\u{20}
             """
         sql.append(PostgresReplyStore.inboxConditions("r.post_author_id"))
-        let rows = try connection.query(sql)
-        guard let first = rows.first else { return }
-        let now = policy.clock()
-        let postID = try first.decode(Int.self, "post_id")
-        let recipient = try first.decode(Int.self, "post_author_id")
-        let name = try first.decode(String.self, "display_name")
-        let body = try first.decode(String.self, "body")
-
-        var immediate: [(token: String, language: Language)] = []
-        var folded: [(token: String, until: Date)] = []
-        for row in rows {
-            let token = try row.decode(String.self, "token")
-            let language = Language(rawValue: try row.decode(String.self, "language")) ?? .en
-            if let quiet = try Self.quietHours(row), let zone = TimeZone(identifier: try row.decode(String.self, "time_zone")) {
-                let (isQuiet, endsAt) = quiet.quiet(at: Int64(now.timeIntervalSince1970), in: zone)
-                if isQuiet {
-                    folded.append((token, endsAt.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? now))
-                    continue
-                }
-            }
-            immediate.append((token, language))
-        }
-        if !immediate.isEmpty, let windowEnd = try overCap(recipient, now: now, on: connection) {
-            folded += immediate.map { ($0.token, windowEnd) }
-            immediate = []
-        }
-        let expires = now.addingTimeInterval(TimeInterval(policy.expirySeconds))
-        try Self.insert(
-            immediate.map { device in
-                let payload = PushPayload(.reply(postID: postID, replyID: replyID, replierName: name, body: body), language: device.language)
-                return Item(
-                    accountID: recipient, deviceToken: device.token, kind: .reply, collapseID: "reply-\(replyID)",
-                    payload: String(decoding: payload.json(), as: UTF8.self), replyID: replyID, sendAfter: now, expiresAt: expires
-                )
-            },
-            on: connection
+        sql.append(
+            """
+            ), counted AS (
+                INSERT INTO push_reply_windows AS w (account_id, window_start, sent)
+                SELECT DISTINCT account_id, \(now)::timestamptz, 1 FROM target
+                ON CONFLICT (account_id) DO UPDATE SET
+                    window_start = CASE WHEN w.window_start <= EXCLUDED.window_start - interval '1 hour' THEN EXCLUDED.window_start ELSE w.window_start END,
+                    sent = CASE WHEN w.window_start <= EXCLUDED.window_start - interval '1 hour' THEN 1 ELSE w.sent + 1 END
+                RETURNING sent, window_start
+            )
+            INSERT INTO push_queue (account_id, device_token, kind, apns_id, collapse_id, priority, reply_id, send_after, expires_at, fold_until)
+            SELECT t.account_id, t.token, 'reply', gen_random_uuid(), 'reply-' || t.reply_id, 10, t.reply_id, \(now),
+                   \(now.addingTimeInterval(TimeInterval(policy.expirySeconds))),
+                   CASE WHEN c.sent > \(policy.repliesPerHour) THEN c.window_start + interval '1 hour' END
+            FROM target t CROSS JOIN counted c
+            ON CONFLICT DO NOTHING
+            """
         )
-        try fold(postID: postID, for: recipient, into: folded, on: connection)
+        try connection.execute(sql)
     }
 
-    /// The account's quiet hours from a row with `quiet_start` and `quiet_end` (minutes), nil without.
+    /// The quiet hours from a row with `quiet_start` and `quiet_end` (minutes), nil without.
     static func quietHours(_ row: PostgresRow) throws -> NotificationSettings.QuietHours? {
         guard let start = try row.decode(Int?.self, "quiet_start").flatMap(LocalTime.init(minutes:)),
             let end = try row.decode(Int?.self, "quiet_end").flatMap(LocalTime.init(minutes:))
@@ -72,20 +55,60 @@ extension PushQueue {
         return .init(start: start, end: end)
     }
 
-    /// Counts one reply notification in `accountID`'s hourly window (a new window when the last one ended), in one
-    /// statement; nil while under the cap, else when the window ends.
-    func overCap(_ accountID: Int, now: Date, on connection: PostgresConnection) throws -> Date? {
-        let row = try connection.query(
-            """
-            INSERT INTO push_reply_windows AS w (account_id, window_start, sent) VALUES (\(accountID), \(now), 1)
-            ON CONFLICT (account_id) DO UPDATE SET
-                window_start = CASE WHEN w.window_start <= EXCLUDED.window_start - interval '1 hour' THEN EXCLUDED.window_start ELSE w.window_start END,
-                sent = CASE WHEN w.window_start <= EXCLUDED.window_start - interval '1 hour' THEN 1 ELSE w.sent + 1 END
-            RETURNING sent, window_start
-            """
-        )[0]
-        guard try row.decode(Int.self, "sent") > policy.repliesPerHour else { return nil }
-        return try row.decode(Date.self, "window_start").addingTimeInterval(3600)
+    /// Decides, for a worker's batch, which reply notifications go now: one on a device in its quiet hours, and one
+    /// past the hourly cap (`fold_until`, decided when it was queued), is folded into the device's one summary instead
+    /// (sent when the quiet hours or the hour end) and done. The rest are rendered (the replier's name and the body's
+    /// excerpt, in the device's language) and their payload kept, so a retry sends the same bytes.
+    func admitReplies(_ claimed: inout [Claimed], on database: PostgresPool) async throws {
+        let fresh = claimed.indices.filter { claimed[$0].reply != nil && claimed[$0].dropped == nil && claimed[$0].push.payload.isEmpty }
+        guard !fresh.isEmpty else { return }
+        let now = policy.clock()
+        var folds: [(index: Int, until: Date)] = []
+        var rendered: [(id: Int, payload: String)] = []
+        for i in fresh {
+            var until = claimed[i].foldUntil
+            if let quiet = claimed[i].quietHours, let zone = TimeZone(identifier: claimed[i].timeZone) {
+                let (isQuiet, endsAt) = quiet.quiet(at: Int64(now.timeIntervalSince1970), in: zone)
+                if isQuiet {
+                    let end = endsAt.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? now
+                    until = max(until ?? end, end)
+                }
+            }
+            if let until {
+                folds.append((i, until))
+                continue
+            }
+            let reply = claimed[i].reply!
+            let payload = PushPayload(
+                .reply(postID: reply.postID, replyID: reply.replyID, replierName: reply.replierName, body: reply.body), language: claimed[i].language
+            ).json()
+            claimed[i].push = claimed[i].push.with(payload: payload)
+            rendered.append((claimed[i].id, String(decoding: payload, as: UTF8.self)))
+        }
+        let folded = folds.map { (claimed[$0.index], $0.until) }
+        let toStore = rendered
+        try await database.transaction { connection in
+            if !toStore.isEmpty {
+                try connection.execute(
+                    """
+                    UPDATE push_queue q SET payload = t.payload FROM unnest(\(toStore.map { String($0.id) })::text[], \(toStore.map(\.payload))::text[]) AS t(id, payload)
+                    WHERE q.id = t.id::bigint
+                    """
+                )
+            }
+            for (item, until) in folded {
+                try self.fold(postID: item.reply!.postID, for: item.accountID, into: [(item.push.deviceToken, until)], on: connection)
+            }
+            if !folded.isEmpty {
+                try connection.execute(
+                    """
+                    UPDATE push_queue SET done_at = \(now), result = 'folded', leased_until = NULL
+                    WHERE id = ANY (\(folded.map { String($0.0.id) })::text[]::bigint[])
+                    """
+                )
+            }
+        }
+        for (index, _) in folds { claimed[index].dropped = "folded" }
     }
 
     /// Adds a reply on post `postID` to each device's open summary (made when it has none), due when the later of its

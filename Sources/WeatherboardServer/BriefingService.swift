@@ -62,6 +62,7 @@ public struct BriefingService: Service {
             while !Task.isCancelled {
                 let due = try await queue.dueBriefings(limit: batchSize, on: database)
                 if due.isEmpty { break }
+                await renderer.prepare(regionIDs: Set(due.map(\.regionID)))
                 var rendered: [(PushQueue.DueBriefing, payload: [UInt8])] = []
                 rendered.reserveCapacity(due.count)
                 for device in due {
@@ -97,24 +98,57 @@ struct BriefingRenderer {
 
     var regionsLookedUp: Int { outside.count }
 
-    /// The payload of a briefing of region `regionID` in `language` and `units`.
+    /// The most regions looked up at once: each is one upstream call at most (§6's budgets still apply) and one posts read.
+    static let lookupsAtOnce = 16
+
+    /// Looks up the weather, names and posts of each region not looked up yet this tick, `lookupsAtOnce` at a time.
+    mutating func prepare(regionIDs: Set<Int>) async {
+        let missing = regionIDs.filter { outside[$0] == nil }
+        guard !missing.isEmpty else { return }
+        let (weather, regions, posts) = (self.weather, self.regions, self.posts)
+        typealias Found = (id: Int, metric: WeatherOutside?, region: Region?, posts: [BriefingPushPayload.PostLink])
+        let found = await withTaskGroup(of: Found.self) { group in
+            var all: [Found] = []
+            var pending = missing.makeIterator()
+            func add(_ id: Int) {
+                group.addTask { await Self.lookUp(id, weather: weather, regions: regions, posts: posts) }
+            }
+            for _ in 0..<Self.lookupsAtOnce { if let id = pending.next() { add(id) } }
+            for await one in group {
+                all.append(one)
+                if let id = pending.next() { add(id) }
+            }
+            return all
+        }
+        for one in found {
+            outside[one.id] = (one.metric, one.region)
+            topPosts[one.id] = one.posts
+        }
+    }
+
+    /// One region's weather (metric, English: the cached observation), its names, and the first 3 posts of its feed.
+    static func lookUp(
+        _ regionID: Int, weather: any WeatherProviding, regions: RegionStore, posts: PostService
+    ) async -> (id: Int, metric: WeatherOutside?, region: Region?, posts: [BriefingPushPayload.PostLink]) {
+        let found = try? await weather.outside(regionID: regionID, units: .metric, language: .en, requester: .server)
+        let region = try? await regions.region(id: regionID)
+        var links: [BriefingPushPayload.PostLink] = []
+        if let found, found.current.weatherType != .unknown {
+            var query = PostQuery(weatherType: found.current.weatherType, regionID: nil, before: nil, limit: 3)
+            query.sort = .fit
+            query.fitBand = found.band
+            if let page = try? await posts.list(query, viewer: Viewer.anonymous) {
+                links = page.posts.prefix(3).map { .init(id: $0.id, title: $0.title) }
+            }
+        }
+        return (regionID, found, region, links)
+    }
+
+    /// The payload of a briefing of region `regionID` in `language` and `units` (`prepare` looked the region up).
     mutating func payload(regionID: Int, language: Language, units: Units) async -> [UInt8] {
         let key = "\(regionID)/\(language.rawValue)/\(units.rawValue)"
         if let done = payloads[key] { return done }
-        if outside[regionID] == nil {
-            let found = try? await weather.outside(regionID: regionID, units: .metric, language: .en, requester: .server)
-            outside[regionID] = (found, try? await regions.region(id: regionID))
-            var links: [BriefingPushPayload.PostLink] = []
-            if let found, found.current.weatherType != .unknown {
-                var query = PostQuery(weatherType: found.current.weatherType, regionID: nil, before: nil, limit: 3)
-                query.sort = .fit
-                query.fitBand = found.band
-                if let page = try? await posts.list(query, viewer: Viewer.anonymous) {
-                    links = page.posts.prefix(3).map { .init(id: $0.id, title: $0.title) }
-                }
-            }
-            topPosts[regionID] = links
-        }
+        if outside[regionID] == nil { await prepare(regionIDs: [regionID]) }
         let (metric, region) = outside[regionID] ?? (nil, nil)
         // The same observation in the device's units and language (the service converts and names; no second lookup).
         var current: WeatherOutside? = metric

@@ -280,8 +280,9 @@ struct PushDeliveryTests {
             for _ in 0..<3 {
                 #expect(try await server.json("POST", "/v1/posts/\(post)/replies", token: try await server.anonymousAccount().token, ["body": "hi"]).status == 201)
             }
-            #expect(try await harness.deliver() == 0)
+            #expect(try await harness.deliver() == 3, "claimed, and folded")
             #expect(harness.requests(to: quietToken).isEmpty)
+            #expect(try await harness.rows(for: quietToken).map(\.result) == ["folded", "folded", "folded", nil], "three folded into one summary, waiting")
             harness.clock.advance(seconds: 3700)
             #expect(try await harness.deliver() == 1)
             let summary = try #require(harness.requests(to: quietToken).first)

@@ -39,6 +39,8 @@ weather_port = int(weather.stdout.readline().strip())
 fake = subprocess.Popen([FAKE_APNS, "--team-id", TEAM, "--key-id", KEY_ID, "--public-key", pub, "--topic", TOPIC, "--ca-out", ca],
                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 fake_url = fake.stdout.readline().split()[-1]
+# PUSH_BENCH_APNS_URL: send somewhere else (a closed port: the producers' cost alone, every push retried later).
+fake_url = os.environ.get("PUSH_BENCH_APNS_URL", fake_url)
 ENV = dict(os.environ, DATABASE_URL=URL, RATE_LIMITS="off", LOG_LEVEL="warning", PORT=str(PORT),
            WEATHER_PROVIDER="open-meteo", WEATHER_BASE_URL=f"http://127.0.0.1:{weather_port}",
            APNS_TEAM_ID=TEAM, APNS_KEY_ID=KEY_ID, APNS_PRIVATE_KEY_FILE=key, APNS_TOPIC=TOPIC,
