@@ -5,12 +5,14 @@
 -- answered (`done_at`) is kept a while for the operator, then purged (§7).
 CREATE TABLE push_queue (
     id bigserial PRIMARY KEY,
-    -- The account the notification is for: a device that moved to another account since is not sent it.
-    account_id bigint NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    -- The account the notification is for: a device that moved to another account since is not sent it. (Accounts
+    -- are never deleted as rows, so no index serves this key.)
+    account_id bigint NOT NULL REFERENCES accounts (id),
     -- Removed with its device (a logout, an account deletion, APNs's 410): nothing queued for it is sent afterwards.
     device_token text NOT NULL REFERENCES devices (token) ON DELETE CASCADE,
     kind text NOT NULL CHECK (kind IN ('reply', 'replies', 'reportOutcome', 'moderation', 'briefing', 'test')),
-    apns_id uuid NOT NULL UNIQUE,
+    -- Random (gen_random_uuid): no index keeps it unique, every index costs each of the row's writes.
+    apns_id uuid NOT NULL,
     collapse_id text NOT NULL CHECK (octet_length(collapse_id) BETWEEN 1 AND 64),
     priority smallint NOT NULL CHECK (priority IN (5, 10)),
     -- The JSON sent, rendered once when queued; NULL for a summary of folded replies, rendered when it goes.
@@ -38,7 +40,8 @@ CREATE UNIQUE INDEX push_queue_summary_idx ON push_queue (device_token) WHERE ki
 -- A reply notifies each device once, however often it is restored.
 CREATE UNIQUE INDEX push_queue_reply_idx ON push_queue (device_token, reply_id) WHERE kind = 'reply';
 CREATE INDEX push_queue_done_idx ON push_queue (done_at) WHERE done_at IS NOT NULL;
-CREATE INDEX push_queue_account_idx ON push_queue (account_id);
+-- A device's removal (a logout, a 410) takes what is queued for it: found here, not by reading the queue.
+CREATE INDEX push_queue_device_idx ON push_queue (device_token);
 
 -- The hourly cap on reply notifications (30 an hour an account): one counter an account, its window starting at
 -- the first reply notification after the last window ended. Counted by the reply's own statement (`PushQueue`), so

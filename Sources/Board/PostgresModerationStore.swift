@@ -289,8 +289,10 @@ public struct PostgresModerationStore: ModerationStore {
         try push.decided(
             .init(postID: postID, replyID: target.replyID, action: action, changed: changed, reportIDs: resolvedIDs), on: connection
         )
-        if case .reply(let replyID) = target, changed, newStatus == .visible {
-            try push.replyBecameVisible(replyID, on: connection)
+        if push.enabled, case .reply(let replyID) = target, changed, newStatus == .visible,
+            let reply = try PostgresReplyStore.replies(connection.query(PostgresReplyStore.byID(replyID))).first
+        {
+            try push.replyBecameVisible(reply, on: connection)
         }
         try connection.execute(
             """

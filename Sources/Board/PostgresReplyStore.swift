@@ -115,9 +115,11 @@ public struct PostgresReplyStore: Sendable {
                 RETURNING id
                 """
             )[0].decode(Int.self, "id")
-            if held { try Self.queueForFilter(replyID: id, on: connection) } else { try push.replyBecameVisible(id, on: connection) }
+            if held { try Self.queueForFilter(replyID: id, on: connection) }
             try idempotency?.complete(resourceID: id, on: connection)
-            return (try Self.replies(connection.query(Self.byID(id)))[0], false)
+            let reply = try Self.replies(connection.query(Self.byID(id)))[0]
+            try push.replyBecameVisible(reply, on: connection)
+            return (reply, false)
         }
     }
 

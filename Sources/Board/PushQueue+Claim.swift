@@ -81,7 +81,7 @@ extension PushQueue {
             LEFT JOIN notification_settings s ON s.account_id = c.account_id
             LEFT JOIN LATERAL (
                 SELECT r.post_id, r.body, ra.display_name FROM replies r JOIN accounts ra ON ra.id = r.author_id
-                WHERE r.id = c.reply_id AND c.kind = 'reply' AND c.payload IS NULL
+                WHERE r.id = c.reply_id AND c.kind = 'reply'
             ) rc ON true
             ORDER BY c.id
             """

@@ -3,31 +3,29 @@ import Foundation
 import Vocabulary
 
 extension PushQueue {
-    /// Queues the notification of reply `replyID`, which just became visible (created, or let through by a moderator),
-    /// in that transaction on `connection`, in one statement: a row a device of its post's author, when the reply
-    /// would show in the author's inbox (`PostgresReplyStore.inboxConditions`, the one visibility rule: visible, not the
-    /// author's own, not by an account the author blocks, on a post that acts as visible to the author), the author is
-    /// not banned, has replies on, and was not told of it already. The same statement counts it in the author's hourly
-    /// window (`push_reply_windows`: replies at once to one account count one after another, on the window's row): past
+    /// Queues the notification of `reply`, which just became visible (created, or let through by a moderator), in that
+    /// transaction on `connection`: nothing unless it belongs in its post's author's inbox (`Visibility.inboxHolds`, the
+    /// one rule), then one statement: a row a device of the author, unless the author blocks the replier, is banned, has
+    /// replies off, or was told of it already. The same statement counts it in the author's hourly window
+    /// (`push_reply_windows`: replies at once to one account count one after another, on the window's row): past
     /// `repliesPerHour` it is marked to fold (`fold_until`, when the window ends). What it says and the quiet hours are
-    /// the worker's (`admitReplies`): the reply's own transaction stays one statement longer, no more.
-    func replyBecameVisible(_ replyID: Int, on connection: PostgresConnection) throws {
-        guard enabled else { return }
+    /// the worker's (`admitReplies`), in batches: the reply's own transaction grows by one statement, planned as one
+    /// probe of each table it reads.
+    func replyBecameVisible(_ reply: Reply, on connection: PostgresConnection) throws {
+        guard enabled,
+            Visibility.inboxHolds(reply.state, authorID: reply.authorID, post: reply.postState, postAuthorID: reply.postAuthorID)
+        else { return }
         let now = policy.clock()
-        var sql: SQLQuery = """
+        let (me, replier, replyID) = (reply.postAuthorID, reply.authorID, reply.id)
+        try connection.execute(
+            """
             WITH target AS (
-                SELECT d.account_id, d.token, r.id AS reply_id
-                FROM replies r
-                JOIN posts p ON p.id = r.post_id
-                JOIN accounts me ON me.id = r.post_author_id
-                JOIN devices d ON d.account_id = r.post_author_id
-                LEFT JOIN notification_settings s ON s.account_id = r.post_author_id
-                WHERE r.id = \(replyID) AND coalesce(s.replies, true) AND NOT \(raw: Self.banned("me"))
-                  AND NOT EXISTS (SELECT 1 FROM push_queue q WHERE q.device_token = d.token AND q.reply_id = r.id AND q.kind = 'reply') AND\u{20}
-            """
-        sql.append(PostgresReplyStore.inboxConditions("r.post_author_id"))
-        sql.append(
-            """
+                SELECT d.account_id, d.token FROM devices d
+                WHERE d.account_id = \(me)
+                  AND NOT EXISTS (SELECT 1 FROM notification_settings s WHERE s.account_id = \(me) AND NOT s.replies)
+                  AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = \(me) AND \(raw: Self.banned("a")))
+                  AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(me) AND b.blocked_id = \(replier))
+                  AND NOT EXISTS (SELECT 1 FROM push_queue q WHERE q.device_token = d.token AND q.reply_id = \(replyID) AND q.kind = 'reply')
             ), counted AS (
                 INSERT INTO push_reply_windows AS w (account_id, window_start, sent)
                 SELECT DISTINCT account_id, \(now)::timestamptz, 1 FROM target
@@ -37,14 +35,13 @@ extension PushQueue {
                 RETURNING sent, window_start
             )
             INSERT INTO push_queue (account_id, device_token, kind, apns_id, collapse_id, priority, reply_id, send_after, expires_at, fold_until)
-            SELECT t.account_id, t.token, 'reply', gen_random_uuid(), 'reply-' || t.reply_id, 10, t.reply_id, \(now),
+            SELECT t.account_id, t.token, 'reply', gen_random_uuid(), \("reply-\(replyID)"), 10, \(replyID), \(now),
                    \(now.addingTimeInterval(TimeInterval(policy.expirySeconds))),
                    CASE WHEN c.sent > \(policy.repliesPerHour) THEN c.window_start + interval '1 hour' END
             FROM target t CROSS JOIN counted c
             ON CONFLICT DO NOTHING
             """
         )
-        try connection.execute(sql)
     }
 
     /// The quiet hours from a row with `quiet_start` and `quiet_end` (minutes), nil without.
@@ -58,13 +55,13 @@ extension PushQueue {
     /// Decides, for a worker's batch, which reply notifications go now: one on a device in its quiet hours, and one
     /// past the hourly cap (`fold_until`, decided when it was queued), is folded into the device's one summary instead
     /// (sent when the quiet hours or the hour end) and done. The rest are rendered (the replier's name and the body's
-    /// excerpt, in the device's language) and their payload kept, so a retry sends the same bytes.
+    /// excerpt, in the device's language); a retry renders the same bytes again (nothing of them is stored: one row write
+    /// less a notification).
     func admitReplies(_ claimed: inout [Claimed], on database: PostgresPool) async throws {
         let fresh = claimed.indices.filter { claimed[$0].reply != nil && claimed[$0].dropped == nil && claimed[$0].push.payload.isEmpty }
         guard !fresh.isEmpty else { return }
         let now = policy.clock()
         var folds: [(index: Int, until: Date)] = []
-        var rendered: [(id: Int, payload: String)] = []
         for i in fresh {
             var until = claimed[i].foldUntil
             if let quiet = claimed[i].quietHours, let zone = TimeZone(identifier: claimed[i].timeZone) {
@@ -83,30 +80,19 @@ extension PushQueue {
                 .reply(postID: reply.postID, replyID: reply.replyID, replierName: reply.replierName, body: reply.body), language: claimed[i].language
             ).json()
             claimed[i].push = claimed[i].push.with(payload: payload)
-            rendered.append((claimed[i].id, String(decoding: payload, as: UTF8.self)))
         }
         let folded = folds.map { (claimed[$0.index], $0.until) }
-        let toStore = rendered
+        guard !folded.isEmpty else { return }
         try await database.transaction { connection in
-            if !toStore.isEmpty {
-                try connection.execute(
-                    """
-                    UPDATE push_queue q SET payload = t.payload FROM unnest(\(toStore.map { String($0.id) })::text[], \(toStore.map(\.payload))::text[]) AS t(id, payload)
-                    WHERE q.id = t.id::bigint
-                    """
-                )
-            }
             for (item, until) in folded {
                 try self.fold(postID: item.reply!.postID, for: item.accountID, into: [(item.push.deviceToken, until)], on: connection)
             }
-            if !folded.isEmpty {
-                try connection.execute(
-                    """
-                    UPDATE push_queue SET done_at = \(now), result = 'folded', leased_until = NULL
-                    WHERE id = ANY (\(folded.map { String($0.0.id) })::text[]::bigint[])
-                    """
-                )
-            }
+            try connection.execute(
+                """
+                UPDATE push_queue SET done_at = \(now), result = 'folded', leased_until = NULL
+                WHERE id = ANY (\(folded.map { String($0.0.id) })::text[]::bigint[])
+                """
+            )
         }
         for (index, _) in folds { claimed[index].dropped = "folded" }
     }

@@ -111,6 +111,14 @@ public struct Visibility: Sendable, Hashable {
         isModerator ? shows(post, authorID: authorID, at: .byID) : treatsAsVisible(post, authorID: authorID)
     }
 
+    /// Whether a reply belongs in the reader's inbox, and so notifies the reader (CONTRACT §13, §14): someone else's
+    /// reply to the reader's own post, shown to the reader in lists (a member's view, whatever the reader's role: a held
+    /// reply is in nobody's inbox). The SQL of the same rule is `PostgresReplyStore.inboxConditions`, with the blocks.
+    public static func inboxHolds(_ reply: ContentState, authorID: Int, post: ContentState, postAuthorID: Int) -> Bool {
+        guard authorID != postAuthorID else { return false }
+        return Visibility(.member(postAuthorID)).showsReply(reply, authorID: authorID, post: post, postAuthorID: postAuthorID, at: .list)
+    }
+
     // MARK: The rule in SQL
 
     /// The parts a list walks for this reader, each through its own partial indexes (sql/0017, 0021, 0022): their union

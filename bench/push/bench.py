@@ -201,17 +201,31 @@ if PART in ("all", "replies"):
         f.write(f'wrk.headers["Authorization"] = "Bearer {replier}"\n')
         f.write('request = function()\n  counter = counter + 1\n  return wrk.format(nil, paths[(counter % #paths) + 1])\nend\n')
 
+    def postgres_cpu():
+        total = 0.0
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    if open(f"/proc/{pid}/comm").read().strip() == "postgres":
+                        total += cpu_seconds(int(pid))
+                except OSError:
+                    pass
+        return total
+
     def run_wrk():
+        cpu0 = (cpu_seconds(server.pid), cpu_seconds(fake.pid), postgres_cpu())
         out = subprocess.run(["wrk", "-t1", "-c32", f"-d{SECONDS}s", "--latency", "-s", lua, BASE], capture_output=True, text=True).stdout
         rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
         bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-        return rps, int(bad.group(1)) if bad else 0
+        cpu1 = (cpu_seconds(server.pid), cpu_seconds(fake.pid), postgres_cpu())
+        split = tuple(round((b - a) / SECONDS, 2) for a, b in zip(cpu0, cpu1))
+        return rps, int(bad.group(1)) if bad else 0, split
 
-    off_rps, off_bad = run_wrk()
+    off_rps, off_bad, off_cpu = run_wrk()
     stop(server)
     psql("DELETE FROM push_reply_windows")
     server = start("apns")
-    on_rps, on_bad = run_wrk()
+    on_rps, on_bad, on_cpu = run_wrk()
     # Let the queue drain, then read the histogram.
     drain_deadline = time.time() + 60
     while time.time() < drain_deadline and int(psql("SELECT count(*) FROM push_queue WHERE done_at IS NULL")) > 0:
@@ -228,7 +242,8 @@ if PART in ("all", "replies"):
     stop(server)
     results.append(("replies", {
         "creates_per_s_push_off": off_rps, "creates_per_s_push_apns": on_rps, "ratio": round(on_rps / off_rps, 3),
-        "non2xx_off": off_bad, "non2xx_apns": on_bad, "notifications": queued, "delivered_histogram_count": int(count),
+        "non2xx_off": off_bad, "non2xx_apns": on_bad,
+        "cores_busy_off (server, fake-apns, postgres)": off_cpu, "cores_busy_apns (server, fake-apns, postgres)": on_cpu, "notifications": queued, "delivered_histogram_count": int(count),
         "delivery_p99_le_s": p99,
     }))
     log(results[-1])
