@@ -61,13 +61,12 @@ for _ in range(400):
         time.sleep(0.05)
 
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import http_json  # noqa: E402
+
+
 def http(method, path, body=None, token=None):
-    req = urllib.request.Request(BASE + path, method=method, data=json.dumps(body).encode() if body is not None else None)
-    req.add_header("Content-Type", "application/json")
-    if token:
-        req.add_header("Authorization", "Bearer " + token)
-    with urllib.request.urlopen(req) as r:
-        return json.loads(r.read() or b"null")
+    return http_json(BASE, method, path, body, token)
 
 
 def lua(name, text):

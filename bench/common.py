@@ -1,6 +1,6 @@
 """What the bench scripts share: the repository's paths, subprocesses, a fresh database on the local PostgreSQL, the
 cluster log's statements, and the posts the route benches seed."""
-import os, re, subprocess, sys
+import json, os, re, signal, subprocess, sys, time, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PG = os.path.join(ROOT, "deploy", "local-postgres.sh")
@@ -94,3 +94,31 @@ def wrk(url, conns, seconds, token=None, method="GET", body=None):
     m = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", out)
     p99 = float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)] if m else float("nan")
     return rps, p99, int(non2xx.group(1)) if non2xx else 0
+
+
+def http_json(base, method, path, body=None, token=None):
+    """One JSON request to a server under bench (with a bearer token if given): the decoded answer."""
+    req = urllib.request.Request(base + path, method=method, data=json.dumps(body).encode() if body is not None else None)
+    req.add_header("Content-Type", "application/json")
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    with urllib.request.urlopen(req) as r:
+        return json.loads(r.read() or b"null")
+
+
+def start_server(binary, env, port):
+    """`weatherboard serve` on `port` with `env`, once `/healthz` answers."""
+    p = subprocess.Popen([binary, "serve"], env=dict(env, PORT=str(port)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(400):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz")
+            return p
+        except Exception:
+            time.sleep(0.05)
+    raise RuntimeError("the server did not start")
+
+
+def stop_server(p):
+    """SIGTERM, and the graceful shutdown waited for."""
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=60)

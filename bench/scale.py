@@ -11,6 +11,7 @@ within minutes). The issue's floor: every shape keeps >= 0.9 of its 10k throughp
 """
 import json, os, re, signal, subprocess, sys, time, urllib.request
 
+from common import http_json  # noqa: E402
 from common import wrk as common_wrk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -52,12 +53,7 @@ server = subprocess.Popen([BIN, "serve"], env=env, stdout=subprocess.DEVNULL, st
 
 
 def http(method, path, body=None, token=None):
-    req = urllib.request.Request(BASE + path, method=method, data=json.dumps(body).encode() if body is not None else None)
-    req.add_header("Content-Type", "application/json")
-    if token:
-        req.add_header("Authorization", "Bearer " + token)
-    with urllib.request.urlopen(req) as r:
-        return json.loads(r.read() or b"null")
+    return http_json(BASE, method, path, body, token)
 
 
 for _ in range(400):

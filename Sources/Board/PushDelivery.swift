@@ -16,8 +16,9 @@ public final class PushDelivery: Sendable {
         public var batchSize = 500
         /// Rounds in flight at once (each claims its own batch): one round's sends overlap another's claim and settling.
         public var concurrentRounds = 4
-        /// The wait between rounds while nothing is due.
-        public var idle: Duration = .milliseconds(500)
+        /// The wait after a round that did not fill its batch (the first loop's; the others wait four times as long, so
+        /// they claim only while a backlog lasts). A reply's notification waits at most about this long to be claimed.
+        public var idle: Duration = .seconds(1)
         /// How long an environment's sending pauses after APNs refused the provider token or the topic.
         public var pauseSeconds: TimeInterval = 60
         /// Backoff after the first failure, doubled each try, at most `maxBackoffSeconds`; each with ±50 % jitter.
@@ -59,14 +60,14 @@ public final class PushDelivery: Sendable {
     /// logged and tried again after `idle`.
     public func run() async {
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<max(1, options.concurrentRounds) {
-                group.addTask { await self.loop() }
+            for index in 0..<max(1, options.concurrentRounds) {
+                group.addTask { await self.loop(idle: index == 0 ? self.options.idle : self.options.idle * 4) }
             }
         }
     }
 
-    /// One of `run`'s loops.
-    func loop() async {
+    /// One of `run`'s loops: rounds back to back while they fill their batch, else `idle` between them.
+    func loop(idle: Duration) async {
         while !Task.isCancelled {
             do {
                 if try await round() >= options.batchSize { continue }
@@ -75,7 +76,7 @@ public final class PushDelivery: Sendable {
             } catch {
                 logger.error("push round failed", metadata: ["error": "\(error)"])
             }
-            try? await Task.sleep(for: options.idle)
+            try? await Task.sleep(for: idle)
         }
     }
 

@@ -43,10 +43,9 @@ extension PushQueue {
                     language: Language(rawValue: try row.decode(String.self, "language")) ?? .en
                 )
                 items.append(
-                    Item(
-                        accountID: try row.decode(Int.self, "reporter_id"), deviceToken: try row.decode(String.self, "token"), kind: .reportOutcome,
-                        collapseID: "report-\(reportID)", payload: String(decoding: payload.json(), as: UTF8.self), replyID: nil, sendAfter: now,
-                        expiresAt: expires
+                    .rendered(
+                        payload, kind: .reportOutcome, collapseID: "report-\(reportID)", accountID: try row.decode(Int.self, "reporter_id"),
+                        deviceToken: try row.decode(String.self, "token"), now: now, expiresAt: expires
                     )
                 )
             }
@@ -74,10 +73,9 @@ extension PushQueue {
                     language: Language(rawValue: try row.decode(String.self, "language")) ?? .en
                 )
                 items.append(
-                    Item(
-                        accountID: try row.decode(Int.self, "account_id"), deviceToken: try row.decode(String.self, "token"), kind: .moderation,
-                        collapseID: "moderation-\(target)", payload: String(decoding: payload.json(), as: UTF8.self), replyID: nil, sendAfter: now,
-                        expiresAt: expires
+                    .rendered(
+                        payload, kind: .moderation, collapseID: "moderation-\(target)", accountID: try row.decode(Int.self, "account_id"),
+                        deviceToken: try row.decode(String.self, "token"), now: now, expiresAt: expires
                     )
                 )
             }

@@ -59,6 +59,16 @@ public struct PushQueue: Sendable {
         var replyID: Int?
         var sendAfter: Date
         var expiresAt: Date
+
+        /// A notification whose text is rendered now, due now.
+        static func rendered(
+            _ payload: PushPayload, kind: Kind, collapseID: String, accountID: Int, deviceToken: String, now: Date, expiresAt: Date
+        ) -> Item {
+            Item(
+                accountID: accountID, deviceToken: deviceToken, kind: kind, collapseID: collapseID,
+                payload: String(decoding: payload.json(), as: UTF8.self), replyID: nil, sendAfter: now, expiresAt: expiresAt
+            )
+        }
     }
 
     /// SQL: account `alias` is banned now (a timed ban that ran out is not a ban).

@@ -119,13 +119,7 @@ struct APNsClientTests {
     @Test("403 ExpiredProviderToken once: a new token, sent again at once, delivered")
     func expiredOnce() async throws {
         try await APNsHarness.with { harness in
-            let first = Box<String?>(nil)
-            harness.production.script { request in
-                first.update { first in
-                    if first == nil { first = request.jwt }
-                    return request.jwt == first ? .status(403, reason: "ExpiredProviderToken") : .ok
-                }
-            }
+            harness.expireFirstToken()
             #expect(await harness.client.send(APNsHarness.push()) == .delivered)
             #expect(harness.production.distinctJWTs.count == 2)
             #expect(harness.production.requests.count == 2)
@@ -145,13 +139,7 @@ struct APNsClientTests {
     @Test("50 pushes at once all told ExpiredProviderToken: one new token, all delivered")
     func expiredBurst() async throws {
         try await APNsHarness.with { harness in
-            let first = Box<String?>(nil)
-            harness.production.script { request in
-                first.update { first in
-                    if first == nil { first = request.jwt }
-                    return request.jwt == first ? .status(403, reason: "ExpiredProviderToken") : .ok
-                }
-            }
+            harness.expireFirstToken()
             let answers = await withTaskGroup(of: APNsAnswer.self) { group in
                 for _ in 0..<50 { group.addTask { await harness.client.send(APNsHarness.push()) } }
                 return await group.reduce(into: []) { $0.append($1) }
@@ -190,6 +178,20 @@ struct APNsClientTests {
             #expect(client.requestsInFlight == 0)
             #expect(await client.send(APNsHarness.push()) == .delivered)
             #expect(harness.production.connectionsAccepted == 1)
+        }
+    }
+}
+
+extension APNsHarness {
+    /// Scripts the production fake to answer 403 `ExpiredProviderToken` to every push that carries the first provider
+    /// token it saw, and 200 to the rest.
+    func expireFirstToken() {
+        let first = Box<String?>(nil)
+        production.script { request in
+            first.update { first in
+                if first == nil { first = request.jwt }
+                return request.jwt == first ? .status(403, reason: "ExpiredProviderToken") : .ok
+            }
         }
     }
 }

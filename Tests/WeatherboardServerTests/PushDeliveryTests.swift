@@ -1,5 +1,6 @@
 import Board
 import FakeAPNs
+import Push
 import Foundation
 import Synchronization
 import Testing
@@ -339,6 +340,14 @@ struct PushDeliveryTests {
             #expect(Self.wb(moderation)["kind"] as? String == "moderation")
             #expect(Self.wb(moderation)["action"] as? String == "remove")
             #expect((Self.alert(moderation)["body"] as? String)?.contains("광고 글") == true)
+
+            // A banned author still hears of a moderator's restore (and of nothing else).
+            let ban = try await server.json("POST", "/v1/moderation/accounts/\(author.id)/ban", token: moderator.token, ["until": nil as String?, "reason": "test"] as [String: Any?])
+            #expect(ban.status == 200)
+            #expect(try await server.json("POST", "/v1/moderation/posts/\(post)/decision", token: moderator.token, ["action": "restore"]).status == 200)
+            #expect(try await harness.deliver() == 1)
+            let restored = try #require(harness.requests(to: authorToken).last)
+            #expect(Self.wb(restored)["action"] as? String == "restore")
         }
     }
 
@@ -415,7 +424,10 @@ struct PushDeliveryTests {
             }
             var options = PushDelivery.Options()
             options.batchSize = 7
-            let other = PushDelivery(queue: harness.queue, database: harness.database, sender: harness.client, options: options, logger: testLogger)
+            // Another instance: a worker with its own APNs client (its own connection and provider token).
+            let otherClient = try APNsClient(configuration: harness.client.configuration)
+            defer { Task { await otherClient.shutdown() } }
+            let other = PushDelivery(queue: harness.queue, database: harness.database, sender: otherClient, options: options, logger: testLogger)
             let mine = PushDelivery(queue: harness.queue, database: harness.database, sender: harness.client, options: options, logger: testLogger)
             async let a: Int = { var n = 0; while true { let c = try await other.round(); n += c; if c == 0 { return n } } }()
             async let b: Int = { var n = 0; while true { let c = try await mine.round(); n += c; if c == 0 { return n } } }()
@@ -425,6 +437,8 @@ struct PushDeliveryTests {
             let delivered = harness.fake.delivered.compactMap(\.apnsID)
             #expect(delivered.count == 200)
             #expect(Set(delivered).count == 200, "none sent twice")
+            #expect(ca > 0 && cb > 0, "both instances worked the queue")
+            #expect(harness.fake.connectionsAccepted == 2)
         }
     }
 }

@@ -88,12 +88,71 @@ struct PushHarness: Sendable {
     }
 }
 
-/// Starts a `PushHarness` for `body` on a database of its own, and stops it after.
+/// The push suites' database: one copy of the plan template (`TestDatabase.isolated`) for the whole process, kept
+/// while the process lives (the next run's first copy drops it). One copy, not one a test: each copy is a
+/// `CREATE DATABASE … TEMPLATE` of the migrated template, most of a minute on a small machine.
+enum PushDatabase {
+    static let url: Task<String, any Error> = Task {
+        let (stream, continuation) = AsyncStream<Result<String, any Error>>.makeStream()
+        Task {
+            do {
+                try await TestDatabase.isolated(named: "push") { url in
+                    continuation.yield(.success(url))
+                    // Held until the process ends.
+                    for await _ in AsyncStream<Never>.makeStream().stream {}
+                }
+            } catch {
+                continuation.yield(.failure(error))
+            }
+        }
+        for await result in stream { return try result.get() }
+        throw TestFailure("the push database was not made")
+    }
+
+    /// One push test at a time: every worker claims whatever is due in the queue, so two tests at once would send each
+    /// other's notifications.
+    static let turn = TestTurn()
+}
+
+/// A lock that async tests take turns with, in the order they asked.
+actor TestTurn {
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func take() async {
+        if !busy {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func give() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+    }
+}
+
+/// Starts a `PushHarness` for `body` on the push suites' database, its queue emptied first, one test at a time, and
+/// stops it after.
 func withPushServer<T: Sendable>(
     configure: (inout PushQueue.Policy) -> Void = { _ in }, _ body: @Sendable (PushHarness) async throws -> T
 ) async throws -> T {
-    let suffix = String((0..<8).map { _ in "abcdefghijklmnopqrstuvwxyz".randomElement()! })
-    return try await TestDatabase.isolated(named: "push\(suffix)") { url in
+    let url = try await PushDatabase.url.value
+    await PushDatabase.turn.take()
+    do {
+        let value = try await withPushServer(url: url, configure: configure, body)
+        await PushDatabase.turn.give()
+        return value
+    } catch {
+        await PushDatabase.turn.give()
+        throw error
+    }
+}
+
+private func withPushServer<T: Sendable>(
+    url: String, configure: (inout PushQueue.Policy) -> Void, _ body: @Sendable (PushHarness) async throws -> T
+) async throws -> T {
+    do {
         let key = ES256Key.generate()
         let fake = try await FakeAPNs.start(
             teamID: PushHarness.teamID, keyID: PushHarness.keyID, publicKey: try ES256PublicKey(pem: key.publicKeyPEM), topic: PushHarness.topic
@@ -110,6 +169,8 @@ func withPushServer<T: Sendable>(
         configure(&policy)
         let queue = PushQueue(policy: policy)
         let database = PostgresPool(configuration: PostgresConfiguration(conninfo: url, poolSize: 4, statementTimeoutMilliseconds: 20_000))
+        // What an earlier test left queued (summaries due later, notifications of a paused environment) is not this one's.
+        try await database.execute("TRUNCATE push_queue, push_reply_windows")
         let dependencies = AppDependencies(database: database, hasher: PasswordHasher(threads: 1), rateLimiter: .unlimited, push: queue)
         var options = PushDelivery.Options()
         options.batchSize = 500

@@ -20,7 +20,7 @@ more accounts with a session each (every install has one).
 import json, os, re, signal, statistics, subprocess, sys, tempfile, time, urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from common import PG, RESULTS, ROOT, fresh_database, log, logged_statements, seed_posts_sql, sh  # noqa: E402
+from common import PG, RESULTS, ROOT, fresh_database, log, logged_statements, seed_posts_sql, sh, start_server, stop_server  # noqa: E402
 from common import wrk as common_wrk  # noqa: E402
 
 BIN = sys.argv[1]
@@ -40,19 +40,10 @@ sh(BIN, "migrate", env=ENV)
 
 
 def start(port):
-    p = subprocess.Popen([BIN, "serve"], env=dict(ENV, PORT=str(port)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(400):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz")
-            return p
-        except Exception:
-            time.sleep(0.05)
-    raise RuntimeError("the server did not start")
+    return start_server(BIN, ENV, port)
 
 
-def stop(p):
-    p.send_signal(signal.SIGTERM)
-    p.wait(timeout=30)
+stop = stop_server
 
 
 def http(method, path, body=None, token=None, base=BASE, expect=None):

@@ -17,7 +17,7 @@ with `PUSH=apns`. Reported: both rates and their ratio (target ≥ 0.8), and `pu
 import json, os, re, signal, subprocess, sys, tempfile, time, urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from common import RESULTS, ROOT, fresh_database, log, sh  # noqa: E402
+from common import RESULTS, ROOT, fresh_database, http_json, log, sh, start_server, stop_server  # noqa: E402
 
 BIN, FAKE_APNS = sys.argv[1], sys.argv[2]
 DEVICES = int(os.environ.get("PUSH_DEVICES", "100000"))
@@ -41,7 +41,7 @@ fake = subprocess.Popen([FAKE_APNS, "--team-id", TEAM, "--key-id", KEY_ID, "--pu
 fake_url = fake.stdout.readline().split()[-1]
 # PUSH_BENCH_APNS_URL: send somewhere else (a closed port: the producers' cost alone, every push retried later).
 fake_url = os.environ.get("PUSH_BENCH_APNS_URL", fake_url)
-ENV = dict(os.environ, DATABASE_URL=URL, RATE_LIMITS="off", LOG_LEVEL="warning", PORT=str(PORT),
+ENV = dict(os.environ, DATABASE_URL=URL, RATE_LIMITS="off", LOG_LEVEL="warning",
            WEATHER_PROVIDER="open-meteo", WEATHER_BASE_URL=f"http://127.0.0.1:{weather_port}",
            APNS_TEAM_ID=TEAM, APNS_KEY_ID=KEY_ID, APNS_PRIVATE_KEY_FILE=key, APNS_TOPIC=TOPIC,
            APNS_PRODUCTION_URL=fake_url, APNS_SANDBOX_URL=fake_url, APNS_CA_FILE=ca)
@@ -49,28 +49,14 @@ sh(BIN, "migrate", env=ENV)
 
 
 def start(push):
-    p = subprocess.Popen([BIN, "serve"], env=dict(ENV, PUSH=push), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(400):
-        try:
-            urllib.request.urlopen(BASE + "/healthz")
-            return p
-        except Exception:
-            time.sleep(0.05)
-    raise RuntimeError("the server did not start")
+    return start_server(BIN, dict(ENV, PUSH=push), PORT)
 
 
-def stop(p):
-    p.send_signal(signal.SIGTERM)
-    p.wait(timeout=60)
+stop = stop_server
 
 
 def http(method, path, body=None, token=None):
-    req = urllib.request.Request(BASE + path, method=method, data=json.dumps(body).encode() if body is not None else None)
-    req.add_header("Content-Type", "application/json")
-    if token:
-        req.add_header("Authorization", "Bearer " + token)
-    with urllib.request.urlopen(req) as r:
-        return json.loads(r.read() or b"null")
+    return http_json(BASE, method, path, body, token)
 
 
 def metrics():
