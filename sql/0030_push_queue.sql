@@ -28,15 +28,18 @@ CREATE TABLE push_queue (
     expires_at timestamptz NOT NULL,
     attempts integer NOT NULL DEFAULT 0,
     leased_until timestamptz,
+    -- A summary once claimed: replies folded after that start a summary of their own. (Its own column, not
+    -- `attempts = 0`: a claim changes `attempts` and `leased_until` alone, neither in any index, so it is a HOT update.)
+    sealed boolean NOT NULL DEFAULT false,
     created_at timestamptz NOT NULL DEFAULT now(),
     done_at timestamptz,
     -- delivered, unregistered, badDeviceToken, rejected, expired, dropped (no longer to be sent: see `PushQueue`)
     result text
-);
+) WITH (fillfactor = 70);  -- room on each page for a claim's new row version: no index entry written
 -- What is still to be sent, in the order it is due.
 CREATE INDEX push_queue_due_idx ON push_queue (send_after, id) WHERE done_at IS NULL;
 -- A device's one open summary: further folded replies are added to it until it is first tried.
-CREATE UNIQUE INDEX push_queue_summary_idx ON push_queue (device_token) WHERE kind = 'replies' AND attempts = 0 AND done_at IS NULL;
+CREATE UNIQUE INDEX push_queue_summary_idx ON push_queue (device_token) WHERE kind = 'replies' AND NOT sealed AND done_at IS NULL;
 -- A reply notifies each device once, however often it is restored.
 CREATE UNIQUE INDEX push_queue_reply_idx ON push_queue (device_token, reply_id) WHERE kind = 'reply';
 CREATE INDEX push_queue_done_idx ON push_queue (done_at) WHERE done_at IS NOT NULL;

@@ -62,7 +62,7 @@ extension PushQueue {
                 WHERE done_at IS NULL AND send_after <= \(now) AND (leased_until IS NULL OR leased_until <= \(now))
                 ORDER BY send_after, id LIMIT \(limit) FOR UPDATE SKIP LOCKED
             ), claimed AS (
-                UPDATE push_queue q SET leased_until = \(leaseEnd), attempts = q.attempts + 1 FROM due WHERE q.id = due.id
+                UPDATE push_queue q SET leased_until = \(leaseEnd), attempts = q.attempts + 1, sealed = q.sealed OR q.kind = 'replies' FROM due WHERE q.id = due.id
                 RETURNING q.*
             )
             SELECT c.id, c.kind, c.apns_id::text AS apns_id, c.collapse_id, c.payload, c.folded, array_to_string(c.post_ids, ',') AS post_ids,

@@ -107,7 +107,7 @@ extension PushQueue {
             SELECT \(accountID), t.token, 'replies', gen_random_uuid(), 'replies', 10, 1, ARRAY[\(postID)]::bigint[],
                    to_timestamp(t.until::double precision), to_timestamp(t.until::double precision) + make_interval(secs => \(policy.expirySeconds))
             FROM unnest(\(devices.map(\.token))::text[], \(devices.map { String($0.until.timeIntervalSince1970) })::text[]) AS t(token, until)
-            ON CONFLICT (device_token) WHERE kind = 'replies' AND attempts = 0 AND done_at IS NULL DO UPDATE SET
+            ON CONFLICT (device_token) WHERE kind = 'replies' AND NOT sealed AND done_at IS NULL DO UPDATE SET
                 folded = q.folded + 1,
                 post_ids = CASE WHEN \(postID)::bigint = ANY (q.post_ids) THEN q.post_ids ELSE q.post_ids || \(postID)::bigint END,
                 send_after = greatest(q.send_after, EXCLUDED.send_after),
