@@ -64,15 +64,7 @@ extension PushQueue {
 
     /// Up to `limit` devices whose briefing is due now, the longest due first (read only: `queueBriefings` takes them).
     public func dueBriefings(limit: Int, on database: PostgresPool) async throws -> [DueBriefing] {
-        let now = policy.clock()
-        return try await database.query(
-            """
-            SELECT d.token, d.account_id, d.language, d.units, d.next_briefing_at, s.briefing_region_id
-            FROM devices d JOIN notification_settings s ON s.account_id = d.account_id
-            WHERE d.next_briefing_at <= \(now) AND s.briefing_enabled AND s.briefing_region_id IS NOT NULL
-            ORDER BY d.next_briefing_at LIMIT \(limit)
-            """
-        ).compactMap { row in
+        try await database.query(Self.dueQuery(now: policy.clock(), limit: limit)).compactMap { row in
             guard let language = Language(rawValue: try row.decode(String.self, "language")),
                 let units = Units(rawValue: try row.decode(String.self, "units"))
             else { return nil }
@@ -82,6 +74,18 @@ extension PushQueue {
                 due: try row.decode(Date.self, "next_briefing_at")
             )
         }
+    }
+
+    /// `dueBriefings`'s statement: a walk of `devices_briefing_due_idx` in due order, each device's settings probed by
+    /// key (`PushPlanTests`): never a sort of every due device.
+    static func dueQuery(now: Date, limit: Int) -> SQLQuery {
+        """
+        SELECT d.token, d.account_id, d.language, d.units, d.next_briefing_at, s.briefing_region_id
+        FROM devices d
+        CROSS JOIN LATERAL (\(raw: PlanTrick.fenced("SELECT briefing_region_id, briefing_enabled FROM notification_settings WHERE account_id = d.account_id"))) s
+        WHERE d.next_briefing_at <= \(now) AND s.briefing_enabled AND s.briefing_region_id IS NOT NULL
+        ORDER BY d.next_briefing_at LIMIT \(limit)
+        """
     }
 
     /// Queues the briefings of `due` devices, each with its payload, in one transaction: the devices still due are

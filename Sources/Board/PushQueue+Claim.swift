@@ -55,38 +55,7 @@ extension PushQueue {
     /// device's account and registration, the recipient's ban, and for a reply the inbox's conditions again.
     public func claim(limit: Int, on database: PostgresPool) async throws -> [Claimed] {
         let now = policy.clock()
-        let leaseEnd = now.addingTimeInterval(TimeInterval(policy.leaseSeconds))
-        var sql: SQLQuery = """
-            WITH due AS (
-                SELECT id FROM push_queue
-                WHERE done_at IS NULL AND send_after <= \(now) AND (leased_until IS NULL OR leased_until <= \(now))
-                ORDER BY send_after, id LIMIT \(limit) FOR UPDATE SKIP LOCKED
-            ), claimed AS (
-                UPDATE push_queue q SET leased_until = \(leaseEnd), attempts = q.attempts + 1, sealed = q.sealed OR q.kind = 'replies' FROM due WHERE q.id = due.id
-                RETURNING q.*
-            )
-            SELECT c.id, c.kind, c.apns_id::text AS apns_id, c.collapse_id, c.payload, c.folded, array_to_string(c.post_ids, ',') AS post_ids,
-                   c.expires_at, c.attempts, c.created_at, c.device_token, c.account_id, c.reply_id, c.fold_until, d.environment, d.language, d.time_zone,
-                   s.quiet_start, s.quiet_end, rc.post_id AS reply_post_id, rc.body AS reply_body, rc.display_name AS replier_name,
-                   (extract(epoch FROM d.registered_at) * 1000)::bigint AS registered_ms,
-                   (d.account_id = c.account_id) AS same_account, \(raw: Self.banned("a")) AS banned,
-                   (c.reply_id IS NULL OR EXISTS (
-                       SELECT 1 FROM replies r JOIN posts p ON p.id = r.post_id WHERE r.id = c.reply_id AND r.post_author_id = c.account_id AND\u{20}
-            """
-        sql.append(PostgresReplyStore.inboxConditions("c.account_id"))
-        sql.append(
-            """
-                   )) AS reply_shown
-            FROM claimed c JOIN devices d ON d.token = c.device_token JOIN accounts a ON a.id = c.account_id
-            LEFT JOIN notification_settings s ON s.account_id = c.account_id
-            LEFT JOIN LATERAL (
-                SELECT r.post_id, r.body, ra.display_name FROM replies r JOIN accounts ra ON ra.id = r.author_id
-                WHERE r.id = c.reply_id AND c.kind = 'reply'
-            ) rc ON true
-            ORDER BY c.id
-            """
-        )
-        let rows = try await database.query(sql)
+        let rows = try await database.query(Self.claimQuery(now: now, leaseEnd: now.addingTimeInterval(TimeInterval(policy.leaseSeconds)), limit: limit))
         return try rows.compactMap { row in
             guard let kind = Kind(rawValue: try row.decode(String.self, "kind")),
                 let environment = APNsPush.Environment(rawValue: try row.decode(String.self, "environment")),
@@ -130,6 +99,45 @@ extension PushQueue {
                 quietHours: try Self.quietHours(row), reply: reply, foldUntil: try row.decode(Date?.self, "fold_until")
             )
         }
+    }
+
+    /// `claim`'s statement: up to `limit` due rows, leased until `leaseEnd`, read with what decides whether each may
+    /// still go (`PushPlanTests` plans it at 1M rows).
+    static func claimQuery(now: Date, leaseEnd: Date, limit: Int) -> SQLQuery {
+        var sql: SQLQuery = """
+            WITH due AS (
+                SELECT id FROM push_queue
+                WHERE done_at IS NULL AND send_after <= \(now) AND (leased_until IS NULL OR leased_until <= \(now))
+                ORDER BY send_after, id LIMIT \(limit) FOR UPDATE SKIP LOCKED
+            ), claimed AS (
+                UPDATE push_queue q SET leased_until = \(leaseEnd), attempts = q.attempts + 1, sealed = q.sealed OR q.kind = 'replies' FROM due WHERE q.id = due.id
+                RETURNING q.*
+            )
+            SELECT c.id, c.kind, c.apns_id::text AS apns_id, c.collapse_id, c.payload, c.folded, array_to_string(c.post_ids, ',') AS post_ids,
+                   c.expires_at, c.attempts, c.created_at, c.device_token, c.account_id, c.reply_id, c.fold_until, d.environment, d.language, d.time_zone,
+                   s.quiet_start, s.quiet_end, rc.post_id AS reply_post_id, rc.body AS reply_body, rc.display_name AS replier_name,
+                   (extract(epoch FROM d.registered_at) * 1000)::bigint AS registered_ms,
+                   (d.account_id = c.account_id) AS same_account, a.banned_now AS banned,
+                   (c.reply_id IS NULL OR EXISTS (
+                       SELECT 1 FROM replies r JOIN posts p ON p.id = r.post_id WHERE r.id = c.reply_id AND r.post_author_id = c.account_id AND\u{20}
+            """
+        sql.append(PostgresReplyStore.inboxConditions("c.account_id"))
+        // Each claimed row probes its device, account, settings and reply by key (LATERAL behind a fence): a batch of
+        // 500 never becomes a hash join over every device (`PushPlanTests`).
+        sql.append(
+            """
+                   )) AS reply_shown
+            FROM claimed c
+            CROSS JOIN LATERAL (\(raw: PlanTrick.fenced("SELECT environment, language, time_zone, registered_at, account_id FROM devices WHERE token = c.device_token"))) d
+            CROSS JOIN LATERAL (\(raw: PlanTrick.fenced("SELECT \(Self.banned("accounts")) AS banned_now FROM accounts WHERE id = c.account_id"))) a
+            LEFT JOIN LATERAL (\(raw: PlanTrick.fenced("SELECT quiet_start, quiet_end FROM notification_settings WHERE account_id = c.account_id"))) s ON true
+            LEFT JOIN LATERAL (\(raw: PlanTrick.fenced("""
+                SELECT r.post_id, r.body, ra.display_name FROM replies r JOIN accounts ra ON ra.id = r.author_id
+                WHERE r.id = c.reply_id AND c.kind = 'reply'
+                """))) rc ON true
+            """
+        )
+        return sql
     }
 
     /// Records how claimed notifications ended, in one transaction. (Folded ones were recorded by `admitReplies`.)

@@ -103,7 +103,7 @@ struct ListPlanTests {
     static func genericPlan(_ query: SQLQuery, connection: PostgresConnection, buffers: Bool = false) throws -> String {
         let typeNames: [UInt32: String] = [
             PostgresType.int8: "int8", PostgresType.int4: "int4", PostgresType.text: "text", PostgresType.bool: "bool", PostgresType.float8: "float8",
-            PostgresType.textArray: "text[]",
+            PostgresType.textArray: "text[]", PostgresType.timestamptz: "timestamptz",
         ]
         let types = query.binds.map { typeNames[$0.type] ?? "unknown" }
         // Test values only: quoted as literals for EXECUTE.
