@@ -127,7 +127,7 @@ extension PushQueue {
                 items.append(
                     Item(
                         accountID: try row.decode(Int.self, "account_id"), deviceToken: token, kind: .briefing, collapseID: "briefing-\(localDay)",
-                        payload: String(decoding: payload, as: UTF8.self), replyID: nil, sendAfter: now,
+                        payload: String(decoding: payload, as: UTF8.self), sendAfter: now,
                         expiresAt: now.addingTimeInterval(TimeInterval(policy.briefingExpirySeconds))
                     )
                 )

@@ -55,8 +55,7 @@ public struct PushQueue: Sendable {
         var deviceToken: String
         var kind: Kind
         var collapseID: String
-        var payload: String?
-        var replyID: Int?
+        var payload: String
         var sendAfter: Date
         var expiresAt: Date
 
@@ -66,7 +65,7 @@ public struct PushQueue: Sendable {
         ) -> Item {
             Item(
                 accountID: accountID, deviceToken: deviceToken, kind: kind, collapseID: collapseID,
-                payload: String(decoding: payload.json(), as: UTF8.self), replyID: nil, sendAfter: now, expiresAt: expiresAt
+                payload: String(decoding: payload.json(), as: UTF8.self), sendAfter: now, expiresAt: expiresAt
             )
         }
     }
@@ -76,22 +75,19 @@ public struct PushQueue: Sendable {
         "(\(alias).banned AND (\(alias).banned_until IS NULL OR \(alias).banned_until > now()))"
     }
 
-    /// Queues `items` in one statement on `connection` (the cause's transaction), as arrays a row each (an empty
-    /// payload or reply id is NULL). A reply's notification already queued for a device (`push_queue_reply_idx`) is
-    /// not queued again.
+    /// Queues `items`, each rendered, in one statement on `connection` (the cause's transaction, or the scheduler's), as
+    /// arrays a row each. (A reply's notification is queued by its own statement: `replyBecameVisible`.)
     static func insert(_ items: [Item], on connection: PostgresConnection) throws {
         guard !items.isEmpty else { return }
         try connection.execute(
             """
-            INSERT INTO push_queue (account_id, device_token, kind, apns_id, collapse_id, priority, payload, reply_id, send_after, expires_at)
-            SELECT t.account_id::bigint, t.token, t.kind, gen_random_uuid(), t.collapse_id, t.priority::smallint, NULLIF(t.payload, ''),
-                   NULLIF(t.reply_id, '')::bigint, to_timestamp(t.send_after::double precision), to_timestamp(t.expires_at::double precision)
+            INSERT INTO push_queue (account_id, device_token, kind, apns_id, collapse_id, priority, payload, send_after, expires_at)
+            SELECT t.account_id::bigint, t.token, t.kind, gen_random_uuid(), t.collapse_id, t.priority::smallint, t.payload,
+                   to_timestamp(t.send_after::double precision), to_timestamp(t.expires_at::double precision)
             FROM unnest(\(items.map { String($0.accountID) })::text[], \(items.map(\.deviceToken))::text[], \(items.map(\.kind.rawValue))::text[],
-                        \(items.map(\.collapseID))::text[], \(items.map { String($0.kind.priority) })::text[], \(items.map { $0.payload ?? "" })::text[],
-                        \(items.map { $0.replyID.map(String.init) ?? "" })::text[], \(items.map { String($0.sendAfter.timeIntervalSince1970) })::text[],
-                        \(items.map { String($0.expiresAt.timeIntervalSince1970) })::text[])
-                 AS t(account_id, token, kind, collapse_id, priority, payload, reply_id, send_after, expires_at)
-            ON CONFLICT DO NOTHING
+                        \(items.map(\.collapseID))::text[], \(items.map { String($0.kind.priority) })::text[], \(items.map(\.payload))::text[],
+                        \(items.map { String($0.sendAfter.timeIntervalSince1970) })::text[], \(items.map { String($0.expiresAt.timeIntervalSince1970) })::text[])
+                 AS t(account_id, token, kind, collapse_id, priority, payload, send_after, expires_at)
             """
         )
     }
