@@ -41,8 +41,19 @@ public struct AppConfiguration: Sendable {
     public var rateLimitsEnabled: Bool = true
     public var logLevel: Logger.Level = .info
     public var logFormat: String = "text"
-    /// Keep-alive connections idle this long are closed.
+    /// `KEEPALIVE_TIMEOUT_SECONDS`: a kept-alive connection with no byte of a next request this long after its last
+    /// answer is closed (between requests only; nginx's `keepalive_timeout`).
     public var idleTimeoutSeconds: Int = 75
+    /// `HEADER_TIMEOUT_SECONDS`: a request head must be whole this long after the connection opened (or, on a
+    /// kept-alive connection, after the first byte of the request); past it 408 if any byte came, else the connection
+    /// is closed (nginx's `client_header_timeout`).
+    public var headerTimeoutSeconds: Int = 60
+    /// `BODY_TIMEOUT_SECONDS`: the longest the server waits on the client between two reads of a body, every request
+    /// (408 `request_timeout`, then the connection is closed; nginx's `client_body_timeout`).
+    public var bodyTimeoutSeconds: Int = 60
+    /// `REQUEST_BODY_DEADLINE_SECONDS`: a whole body other than an upload must arrive within this after its head
+    /// (408 `request_timeout`): a trickle cannot last forever. Uploads have `MEDIA_UPLOAD_TIMEOUT_SECONDS`.
+    public var requestBodyDeadlineSeconds: Int = 30
     /// How long SIGTERM waits for in-flight requests before giving up.
     public var shutdownGraceSeconds: Int = 25
     /// Concurrent password hashes (each needs 128 MiB with scrypt at OWASP parameters).
@@ -129,6 +140,10 @@ public struct AppConfiguration: Sendable {
         }
         if let v = try int("MEDIA_MAX_BYTES", 1024...(512 * 1024 * 1024)) { mediaMaxBytes = v }
         if let v = try int("MEDIA_UPLOAD_TIMEOUT_SECONDS", 1...3600) { mediaUploadTimeoutSeconds = v }
+        if let v = try int("HEADER_TIMEOUT_SECONDS", 1...3600) { headerTimeoutSeconds = v }
+        if let v = try int("BODY_TIMEOUT_SECONDS", 1...3600) { bodyTimeoutSeconds = v }
+        if let v = try int("REQUEST_BODY_DEADLINE_SECONDS", 1...3600) { requestBodyDeadlineSeconds = v }
+        if let v = try int("KEEPALIVE_TIMEOUT_SECONDS", 1...3600) { idleTimeoutSeconds = v }
         if let v = try int("MEDIA_SYNC_SECONDS", 1...60) { mediaSyncSeconds = v }
         if let v = try int("STREAM_HEARTBEAT_SECONDS", 1...3600) { streamHeartbeatSeconds = v }
         if let v = try int("STREAM_BACKLOG_SECONDS", 0...604_800) { streamBacklogSeconds = v }

@@ -168,7 +168,7 @@ public func buildApplication(
     let router = buildRouter(configuration: configuration, dependencies: dependencies, logger: logger, hub: hub)
     return Application(
         router: router,
-        server: .http1(configuration: .init(additionalChannelHandlers: [StreamHangupHandler()], idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
+        server: .guardedHTTP1(deadlines: ConnectionDeadlines(configuration), record: dependencies.metrics.recordConnectionDeadline),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "weatherboard"),
         services: [
             DatabaseShutdownService(dependencies: dependencies),

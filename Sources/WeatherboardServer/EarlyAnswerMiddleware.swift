@@ -10,18 +10,14 @@ import Synchronization
 /// connection, with no bound; and when a handler stopped in the middle of reading (a 413 on a chunked body, a
 /// cancelled read), what is left can be held behind back-pressure while nobody reads. Here, when the handler
 /// returns with more than `keptAliveBodyBytes` of body unread, the answer says `Connection: close`, is written
-/// whole, and then the rest of the body is read and discarded: at most `lingerMaxBytes`, for at most
-/// `lingerMaxTime`. Then the connection closes.
+/// whole, and then the connection is closed: `ConnectionGuard` ends its output and reads and discards what the
+/// client still sends, for a bounded time, before it closes it.
 struct EarlyAnswerMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
     /// An unread body declared this large or smaller stays on a kept-alive connection: Hummingbird reads it after the
     /// answer (it fits in the socket buffers, so the client's write never blocks).
     static let keptAliveBodyBytes = AppRequestContext.maxBodyBytes
-    /// Discarded after an early answer at most; past it the connection is closed with the rest unread.
-    static let lingerMaxBytes = 64 * 1024 * 1024
-    /// How long the rest of a body is read and discarded at most, however slowly it comes; then the connection closes.
-    static let lingerMaxTime = TimeAmount.seconds(10)
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let declared = request.headers[.contentLength].flatMap { Int($0) }
@@ -38,14 +34,15 @@ struct EarlyAnswerMiddleware: RouterMiddleware {
         let channel = context.channel
         response.body = ResponseBody(contentLength: answer.contentLength) { writer in
             try await answer.write(writer)
-            await cursor.discardRest(maxBytes: Self.lingerMaxBytes, maxTime: Self.lingerMaxTime, channel: channel)
+            // The rest of the body is discarded by the connection's lingering close (`ConnectionGuard`).
+            channel.close(promise: nil)
         }
         return response
     }
 }
 
-/// The request body as the handler reads it, through one shared iterator, so that what the handler left unread can
-/// be read (and discarded) after it returned. One task reads at a time: the handler, then the answer's writer.
+/// The request body as the handler reads it, through one shared iterator, so that whether the handler read it to its
+/// end is known after it returned.
 final class BodyCursor: AsyncSequence, @unchecked Sendable {
     typealias Element = ByteBuffer
 
@@ -75,25 +72,4 @@ final class BodyCursor: AsyncSequence, @unchecked Sendable {
     }
 
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(cursor: self) }
-
-    /// Reads and drops the rest of the body, at most `maxBytes` and for at most `maxTime`. When its end was read,
-    /// the connection's input is closed at that message boundary, so Hummingbird stops reading and closes the
-    /// connection once the answer is out. When a bound was hit first, the connection is closed as it stands (the
-    /// client has had the answer all the while; closing only the input mid-body would make the HTTP decoder answer
-    /// a second time, with a 400).
-    func discardRest(maxBytes: Int, maxTime: TimeAmount, channel: any Channel) async {
-        let timer = channel.eventLoop.scheduleTask(in: maxTime) { channel.close(promise: nil) }
-        var discarded = 0
-        do {
-            while discarded <= maxBytes, let chunk = try await next() { discarded += chunk.readableBytes }
-        } catch {
-            // The client went away or the connection was closed: nothing left to discard.
-        }
-        timer.cancel()
-        if finished {
-            channel.close(mode: .input, promise: nil)
-        } else {
-            channel.close(promise: nil)
-        }
-    }
 }

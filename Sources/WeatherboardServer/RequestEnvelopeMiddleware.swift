@@ -31,6 +31,10 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
         context.requestID = requestID
         var response: Response
         do {
+            // A target the connection's first request would have been refused for as it arrived (`ConnectionGuard`).
+            if let target = request.head.path, target.utf8.count > ConnectionDeadlines.maxTargetBytes {
+                throw APIError(.uriTooLong, "uri_too_long", "the request target is longer than \(ConnectionDeadlines.maxTargetBytes) bytes")
+            }
             // Refuse an announced oversized body before reading it; chunked bodies hit `maxUploadSize`.
             let isUpload = request.method == .post && request.uri.path == "/v1/media"
             let limit = isUpload ? maxUploadBodyBytes : context.maxUploadSize
@@ -40,6 +44,8 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
             response = try await next(request, context)
         } catch {
             response = errorResponse(for: error, request: request, requestID: requestID)
+            // The rest of a body that stopped is not read: the connection ends after the 408.
+            if error is RequestBodyTimeout { response.headers[.connection] = "close" }
         }
         response.headers[.requestID] = requestID
         let elapsed = ContinuousClock.now - start
@@ -66,6 +72,8 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
         switch error {
         case let error as APIError:
             apiError = error
+        case let error as RequestBodyTimeout:
+            apiError = error.apiError
         case let error as BoardError:
             apiError = APIError(error)
         case let error as RateLimitExceeded:

@@ -87,7 +87,7 @@ struct EarlyAnswerTests {
         }
     }
 
-    @Test("the discard after an early answer is bounded in time: a client that stops sending is closed on after lingerMaxTime")
+    @Test("the discard after an early answer is bounded in time: a client that stops sending is closed on after the lingering close's silence")
     func discardIsBounded() async throws {
         try await withMediaServer { server in
             let account = try await server.anonymousAccount()

@@ -1,0 +1,362 @@
+import Foundation
+import Logging
+import NIOCore
+import WeatherboardAPI
+
+/// The deadlines of one connection while the server reads a request (`ConnectionDeadlines`), and its lingering
+/// close. It sits first in the pipeline, on the raw bytes, so it knows when any byte came; `RequestPartsWatcher`,
+/// after the HTTP decoder, tells it where requests begin and end and when answers end.
+///
+/// - **Header**: from the opening (or, kept alive, from a request's first byte) to the end of the head. Past it, a
+///   connection that sent nothing is closed; one that sent part of a head is answered 408 and closed.
+/// - **Keep-alive**: between an answer and the next request's first byte. Past it the connection is closed.
+/// - **Body**: the wait on the client between two reads of a body, and (but for uploads) the whole body from its
+///   head. Past either, the body the handler reads ends in `RequestBodyTimeout`, which is answered 408; then the
+///   connection is closed.
+/// - **Target**: on a connection's first request, a request target past the bound is answered 414 as its bytes
+///   arrive (`RequestTargetScanner`); the router answers a later request's.
+/// - **Lingering close**: a close asked for in the middle of a request (an early answer, a deadline), or after an
+///   answer with `Connection: close`, first ends the output, then reads and discards what the client still sends
+///   (at most `lingerTime`, and `lingerGap` of silence), then closes: a client that writes its whole body before it
+///   reads still reads the answer, where closing at once would reset the connection under it.
+///
+/// Nothing times an answer: while one is written no deadline runs, so a live stream lasts as long as it is read.
+/// All of it runs on the connection's event loop; the deadlines share one scheduled task, moved only when a nearer
+/// deadline is set.
+final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    // Written bytes pass through untouched.
+    typealias OutboundIn = Any
+    typealias OutboundOut = Any
+
+    /// Why a deadline ended a request or a connection: `http_connection_deadlines_total{reason}`.
+    enum Expiry: String, Sendable {
+        /// Part of a head came, not all of it: 408.
+        case header
+        /// Nothing came: closed.
+        case headerSilent = "header_silent"
+        case keepAlive = "keepalive"
+        case bodyStalled = "body_stalled"
+        case bodyDeadline = "body_deadline"
+        case targetTooLong = "target_too_long"
+    }
+
+    private let deadlines: ConnectionDeadlines
+    private let record: @Sendable (Expiry) -> Void
+    private let logger: Logger
+    private var context: ChannelHandlerContext?
+    /// Raises a body's timeout into the request parts the handler reads.
+    private var raiseInBody: ((RequestBodyTimeout) -> Void)?
+
+    private var started = false
+    /// Request heads and ends read, answers ended (pipelined requests are answered in order).
+    private var heads = 0
+    private var ends = 0
+    private var answered = 0
+    /// Bytes come since the last request's end that the decoder has not made a head of yet.
+    private var pendingBytes = 0
+    /// The upload route's body has its own whole-body bound.
+    private var bodyIsUpload = false
+    private var scanner: RequestTargetScanner?
+
+    private var headerDeadline: NIODeadline?
+    private var keepAliveDeadline: NIODeadline?
+    private var bodyGapDeadline: NIODeadline?
+    private var bodyDeadline: NIODeadline?
+    private var lingerDeadline: NIODeadline?
+    private var lingerGapDeadline: NIODeadline?
+    private var timer: Scheduled<Void>?
+    private var timerFiresAt: NIODeadline?
+
+    /// Input is no longer passed on (a deadline or an early close ended the request).
+    private var discarding = false
+    private var lingering = false
+    private var closed = false
+    private var closePromises: [EventLoopPromise<Void>] = []
+
+    init(deadlines: ConnectionDeadlines, logger: Logger, record: @escaping @Sendable (Expiry) -> Void) {
+        self.deadlines = deadlines
+        self.logger = logger
+        self.record = record
+        self.scanner = RequestTargetScanner(limit: deadlines.maxTargetBytes)
+    }
+
+    // MARK: Pipeline events
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { start() }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start()
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        closed = true
+        timer?.cancel()
+        timer = nil
+        let promises = closePromises
+        closePromises = []
+        for promise in promises { promise.succeed() }
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if discarding {
+            if lingering { lingerGapDeadline = .now() + deadlines.lingerGap }
+            return
+        }
+        let buffer = unwrapInboundIn(data)
+        if heads == ends {
+            // Bytes of a request not begun. On a kept-alive connection its head's time starts with its first byte
+            // (while an answer is still written, with that answer's end).
+            if pendingBytes == 0, answered == heads, headerDeadline == nil {
+                keepAliveDeadline = nil
+                setHeaderDeadline()
+            }
+            pendingBytes += buffer.readableBytes
+            if var scanner {
+                switch scanner.scan(buffer) {
+                case .more:
+                    self.scanner = scanner
+                case .done:
+                    self.scanner = nil
+                case .tooLong:
+                    self.scanner = nil
+                    answer(.targetTooLong, status: "414 URI Too Long", code: "uri_too_long", message: "the request target is longer than \(deadlines.maxTargetBytes) bytes")
+                    return
+                }
+            }
+        }
+        // The client sent: the wait on it between reads ends.
+        bodyGapDeadline = nil
+        context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // What is discarded is read here, whatever the handlers downstream ask for: they read no more of it.
+        if discarding { context.read() }
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if lingering, case .some(.inputClosed) = event as? ChannelEvent {
+            // The client has read the answer and closed its side: nothing left to wait for.
+            closeNow()
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        switch mode {
+        case .all:
+            if closed {
+                context.close(mode: .all, promise: promise)
+            } else if lingering {
+                if let promise { closePromises.append(promise) }
+            } else if discarding || heads > ends || pendingBytes > 0 {
+                if let promise { closePromises.append(promise) }
+                linger()
+            } else {
+                context.close(mode: .all, promise: promise)
+            }
+        case .output:
+            // The answer is whole and the connection ends (`Connection: close`): wait for the client to close its
+            // side, not forever.
+            context.close(mode: .output, promise: promise)
+            if !lingering, !closed { startLingerClock() }
+        case .input:
+            context.close(mode: mode, promise: promise)
+        }
+    }
+
+    // MARK: What the request parts say (from `RequestPartsWatcher`)
+
+    func attach(raiseInBody: @escaping (RequestBodyTimeout) -> Void) {
+        self.raiseInBody = raiseInBody
+    }
+
+    func requestHead(method: String, path: String?, hasBody: Bool) {
+        heads += 1
+        pendingBytes = 0
+        headerDeadline = nil
+        scanner = nil
+        if hasBody {
+            bodyIsUpload = ConnectionDeadlines.isUpload(method: method, path: path)
+            let now = NIODeadline.now()
+            bodyGapDeadline = now + deadlines.bodyGap
+            bodyDeadline = bodyIsUpload ? nil : now + deadlines.bodyDeadline
+            schedule()
+        }
+    }
+
+    func requestEnd() {
+        ends += 1
+        bodyGapDeadline = nil
+        bodyDeadline = nil
+    }
+
+    /// The server asked for more input (not held back because what it has is not read yet): if it is in the middle
+    /// of a body, from now it waits on the client.
+    func serverWantsInput() {
+        guard heads > ends, !discarding, bodyGapDeadline == nil else { return }
+        bodyGapDeadline = .now() + deadlines.bodyGap
+        schedule()
+    }
+
+    func answerEnded() {
+        answered += 1
+        guard answered == heads, heads == ends, !discarding else { return }
+        if pendingBytes > 0 {
+            setHeaderDeadline()
+        } else {
+            keepAliveDeadline = .now() + deadlines.keepAlive
+            schedule()
+        }
+    }
+
+    // MARK: Deadlines
+
+    private func start() {
+        guard !started else { return }
+        started = true
+        setHeaderDeadline()
+    }
+
+    private func setHeaderDeadline() {
+        headerDeadline = .now() + deadlines.header
+        schedule()
+    }
+
+    /// Moves the one scheduled task to the nearest deadline if it would fire later (or not at all); a deadline that
+    /// moved away is found not due when the task fires, which then moves on.
+    private func schedule() {
+        guard !closed, let context else { return }
+        var nearest: NIODeadline?
+        for deadline in [headerDeadline, keepAliveDeadline, bodyGapDeadline, bodyDeadline, lingerDeadline, lingerGapDeadline] {
+            if let deadline, nearest.map({ deadline < $0 }) ?? true { nearest = deadline }
+        }
+        guard let next = nearest else { return }
+        if let timerFiresAt, timer != nil, timerFiresAt <= next { return }
+        timer?.cancel()
+        timerFiresAt = next
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: next) { [self] in
+            timer = nil
+            timerFiresAt = nil
+            expire()
+        }
+    }
+
+    private func expire() {
+        guard !closed else { return }
+        let now = NIODeadline.now()
+        if let deadline = lingerDeadline, deadline <= now {
+            return closeNow()
+        }
+        if let deadline = lingerGapDeadline, deadline <= now {
+            return closeNow()
+        }
+        if let deadline = headerDeadline, deadline <= now {
+            headerDeadline = nil
+            if pendingBytes > 0 {
+                answer(.header, status: "408 Request Timeout", code: "request_timeout", message: "the request head did not arrive whole within \(deadlines.header.nanoseconds / 1_000_000_000) s")
+            } else {
+                end(.headerSilent)
+            }
+            return
+        }
+        if let deadline = keepAliveDeadline, deadline <= now {
+            keepAliveDeadline = nil
+            return end(.keepAlive)
+        }
+        if let deadline = bodyDeadline, deadline <= now {
+            return endBody(.bodyDeadline, RequestBodyTimeout(kind: .deadline, seconds: deadlines.bodyDeadline.nanoseconds / 1_000_000_000))
+        }
+        if let deadline = bodyGapDeadline, deadline <= now {
+            return endBody(.bodyStalled, RequestBodyTimeout(kind: .stalled, seconds: deadlines.bodyGap.nanoseconds / 1_000_000_000))
+        }
+        schedule()
+    }
+
+    /// A silent connection: closed, nothing to answer.
+    private func end(_ expiry: Expiry) {
+        record(expiry)
+        logger.debug("connection closed", metadata: ["reason": "\(expiry.rawValue)", "peer": "\(context?.channel.remoteAddress?.description ?? "-")"])
+        closeNow()
+    }
+
+    /// A body that stopped: the handler reading it gets `RequestBodyTimeout` (answered 408 by the router's error
+    /// mapping); what the client still sends is discarded, and the connection lingers once the answer is out.
+    private func endBody(_ expiry: Expiry, _ error: RequestBodyTimeout) {
+        bodyGapDeadline = nil
+        bodyDeadline = nil
+        discarding = true
+        context?.read()
+        record(expiry)
+        guard let raiseInBody else { return linger() }
+        raiseInBody(error)
+    }
+
+    /// Answers a request the router never saw (its head is not whole, or too long to read), then lingers.
+    private func answer(_ expiry: Expiry, status: String, code: String, message: String) {
+        guard let context else { return }
+        record(expiry)
+        discarding = true
+        let requestID = RequestEnvelopeMiddleware.requestID(from: nil)
+        logger.info("request", metadata: ["status": "\(status.prefix(3))", "reason": "\(expiry.rawValue)", "request_id": "\(requestID)"])
+        let body = (try? JSONCoding.encoder.encode(ErrorResponse(code: code, message: message))) ?? Data()
+        var buffer = context.channel.allocator.buffer(capacity: body.count + 200)
+        buffer.writeString(
+            "HTTP/1.1 \(status)\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
+                + "Connection: close\r\nX-Request-Id: \(requestID)\r\n\r\n"
+        )
+        buffer.writeBytes(body)
+        context.writeAndFlush(NIOAny(buffer), promise: nil)
+        linger()
+    }
+
+    /// Ends the output once what was written is out, then reads and discards until the client closes, is silent for
+    /// `lingerGap`, or `lingerTime` passed.
+    private func linger() {
+        guard let context, !lingering, !closed else { return }
+        discarding = true
+        context.flush()
+        context.close(mode: .output, promise: nil)
+        startLingerClock()
+    }
+
+    private func startLingerClock() {
+        lingering = true
+        discarding = true
+        context?.read()
+        headerDeadline = nil
+        keepAliveDeadline = nil
+        bodyGapDeadline = nil
+        bodyDeadline = nil
+        let now = NIODeadline.now()
+        lingerDeadline = now + deadlines.lingerTime
+        lingerGapDeadline = now + deadlines.lingerGap
+        schedule()
+    }
+
+    private func closeNow() {
+        guard let context, !closed else { return }
+        closed = true
+        timer?.cancel()
+        timer = nil
+        context.close(mode: .all, promise: nil)
+    }
+}
+
+@available(*, unavailable)
+extension ConnectionGuard: Sendable {}

@@ -1,0 +1,58 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTPTypes
+
+/// Tells the connection's `ConnectionGuard` where requests begin and end, when answers end and when the server asks
+/// for more input, as the parts pass between the HTTP decoder and the handlers; and raises a body's timeout into the
+/// parts the handler reads. Nothing passes changed.
+final class RequestPartsWatcher: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let connection: ConnectionGuard
+    private var context: ChannelHandlerContext?
+
+    init(connection: ConnectionGuard) {
+        self.connection = connection
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        connection.attach { [weak self] error in
+            self?.context?.fireErrorCaught(error)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            let hasBody = head.headerFields[.transferEncoding] != nil || (head.headerFields[.contentLength].map { $0 != "0" } ?? false)
+            connection.requestHead(method: head.method.rawValue, path: head.path, hasBody: hasBody)
+        case .body:
+            break
+        case .end:
+            connection.requestEnd()
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let isEnd = if case .end = unwrapOutboundIn(data) { true } else { false }
+        context.write(data, promise: promise)
+        if isEnd { connection.answerEnded() }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        connection.serverWantsInput()
+        context.read()
+    }
+}
+
+@available(*, unavailable)
+extension RequestPartsWatcher: Sendable {}
