@@ -53,7 +53,8 @@ struct DeadlineTests {
 
     @Test("a JSON body that stops arriving: 408 `request_timeout` at the body deadline between reads, then closed; no post")
     func stalledBody() async throws {
-        try await withTestServer(configure: Self.short) { server in
+        // The whole-body deadline far off: only the wait between reads can end it.
+        try await withTestServer(configure: { Self.short(&$0); $0.requestBodyDeadlineSeconds = 60 }) { server in
             let account = try await server.anonymousAccount()
             let outcome = await RawConnection(port: server.port).run([
                 .send(Self.postHead(account, length: Self.postBody.count) + Self.postBody.prefix(10)), .readToEnd,
@@ -68,9 +69,10 @@ struct DeadlineTests {
 
     @Test("a body trickled a few bytes at a time, never stalling: 408 at the whole-body deadline, read by a client that writes it all before it reads; no post")
     func trickledBody() async throws {
-        try await withTestServer(configure: Self.short) { server in
+        // The wait between reads far off: only the whole-body deadline can end it.
+        try await withTestServer(configure: { Self.short(&$0); $0.bodyTimeoutSeconds = 60 }) { server in
             let account = try await server.anonymousAccount()
-            // 5 bytes every 200 ms: never 2 s without a byte, and the whole body takes past 3 s.
+            // 5 bytes every 200 ms: the whole body takes 4 s, past the 3 s deadline.
             let outcome = await RawConnection(port: server.port).run([
                 .send(Self.postHead(account, length: Self.postBody.count)),
                 .trickle(Self.postBody, chunk: 5, every: .milliseconds(200)),
@@ -217,7 +219,7 @@ struct DeadlineTests {
 
     @Test("a burst of 40 silent, 40 half-headed and 40 stalled-body connections: each ended by its own deadline, counted once, nothing created, /healthz answering throughout")
     func burst() async throws {
-        try await withTestServer(configure: Self.short) { server in
+        try await withTestServer(configure: { Self.short(&$0); $0.requestBodyDeadlineSeconds = 60 }) { server in
             let account = try await server.anonymousAccount()
             // While the 120 are held open: 20 health checks, one after another.
             async let healthChecks: [Int] = {
