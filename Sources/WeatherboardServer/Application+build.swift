@@ -166,10 +166,13 @@ public func buildApplication(
         logger: logger
     )
     let router = buildRouter(configuration: configuration, dependencies: dependencies, logger: logger, hub: hub)
+    let connections = ConnectionLedger()
     return Application(
         router: router,
-        server: .guardedHTTP1(deadlines: ConnectionDeadlines(configuration), record: dependencies.metrics.recordConnectionDeadline),
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "weatherboard"),
+        server: .guardedHTTP1(deadlines: ConnectionDeadlines(configuration), ledger: connections, record: dependencies.metrics.recordConnectionDeadline),
+        // A burst of connections (streams reconnecting after a restart, a flood) waits in the kernel, not refused:
+        // the kernel caps the backlog at `net.core.somaxconn` (4096 by default).
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "weatherboard", backlog: 4096),
         services: [
             DatabaseShutdownService(dependencies: dependencies),
             PurgerService(
@@ -180,6 +183,7 @@ public func buildApplication(
             // Stopped before the pool (services stop in reverse order); each stream ends itself at SIGTERM.
             StreamHubService(hub: hub, conninfo: configuration.databaseURL, heartbeat: .seconds(configuration.streamHeartbeatSeconds), logger: logger),
             ReplicaMonitorService(reads: dependencies.reads),
+            MemoryTrimService(ledger: connections, metrics: dependencies.metrics, logger: logger),
         ] + pushServices(dependencies: dependencies, logger: logger),
         onServerRunning: onServerRunning,
         logger: logger

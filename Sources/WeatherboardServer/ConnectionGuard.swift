@@ -44,6 +44,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let deadlines: ConnectionDeadlines
     private let record: @Sendable (Expiry) -> Void
+    private let ledger: ConnectionLedger
     private let logger: Logger
     private var context: ChannelHandlerContext?
     /// Raises a body's timeout into the request parts the handler reads.
@@ -75,8 +76,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var closed = false
     private var closePromises: [EventLoopPromise<Void>] = []
 
-    init(deadlines: ConnectionDeadlines, logger: Logger, record: @escaping @Sendable (Expiry) -> Void) {
+    init(deadlines: ConnectionDeadlines, ledger: ConnectionLedger, logger: Logger, record: @escaping @Sendable (Expiry) -> Void) {
         self.deadlines = deadlines
+        self.ledger = ledger
         self.logger = logger
         self.record = record
         self.scanner = RequestTargetScanner(limit: deadlines.maxTargetBytes)
@@ -101,6 +103,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        if started { ledger.closed() }
         closed = true
         timer?.cancel()
         timer = nil
@@ -230,6 +233,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private func start() {
         guard !started else { return }
         started = true
+        ledger.opened()
         setHeaderDeadline()
     }
 

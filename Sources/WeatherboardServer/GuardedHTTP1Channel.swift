@@ -11,10 +11,11 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
 
     let responder: HTTPChannelHandler.Responder
     let deadlines: ConnectionDeadlines
+    let ledger: ConnectionLedger
     let record: @Sendable (ConnectionGuard.Expiry) -> Void
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let connectionGuard = ConnectionGuard(deadlines: deadlines, logger: logger, record: record)
+        let connectionGuard = ConnectionGuard(deadlines: deadlines, ledger: ledger, logger: logger, record: record)
         do {
             try channel.pipeline.syncOperations.addHandler(connectionGuard, position: .first)
         } catch {
@@ -35,9 +36,11 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
 
 extension HTTPServerBuilder {
     /// HTTP/1.1 with `ConnectionDeadlines`.
-    static func guardedHTTP1(deadlines: ConnectionDeadlines, record: @escaping @Sendable (ConnectionGuard.Expiry) -> Void) -> HTTPServerBuilder {
+    static func guardedHTTP1(
+        deadlines: ConnectionDeadlines, ledger: ConnectionLedger, record: @escaping @Sendable (ConnectionGuard.Expiry) -> Void
+    ) -> HTTPServerBuilder {
         .init { responder in
-            GuardedHTTP1Channel(responder: responder, deadlines: deadlines, record: record)
+            GuardedHTTP1Channel(responder: responder, deadlines: deadlines, ledger: ledger, record: record)
         }
     }
 }
