@@ -34,8 +34,14 @@ struct DeadlineTests {
         return (response.object["items"] as? [Any])?.count ?? -1
     }
 
-    static func deadlines(_ server: TestServer, _ reason: String) async throws -> Double {
-        try await server.metric("http_connection_deadlines_total", labels: "reason=\"\(reason)\"")
+    /// `http_connection_deadlines_total` by reason.
+    static func deadlineCounts(_ server: TestServer) async throws -> [String: Double] {
+        let text = try await server.metricsText()
+        var counts: [String: Double] = [:]
+        for reason in ["header", "header_silent", "keepalive", "body_stalled", "body_deadline", "target_too_long"] {
+            counts[reason] = TestServer.metric("http_connection_deadlines_total", labels: "reason=\"\(reason)\"", in: text)
+        }
+        return counts
     }
 
     /// One answer, the contract's JSON error with `code`, `Connection: close`, and then an orderly end of stream.
@@ -61,8 +67,8 @@ struct DeadlineTests {
             ])
             Self.expectOnlyError(outcome, status: 408, code: "request_timeout", message: "no byte of the request body arrived")
             #expect(try await Self.posts(of: account, on: server) == 0)
-            let counted1 = try await Self.deadlines(server, "body_stalled")
-            #expect(counted1 == 1)
+            let counts = try await Self.deadlineCounts(server)
+            #expect(counts["body_stalled", default: 0] == 1, "\(counts)")
             #expect(try await server.request("GET", "/healthz").status == 200)
         }
     }
@@ -80,10 +86,9 @@ struct DeadlineTests {
             ])
             Self.expectOnlyError(outcome, status: 408, code: "request_timeout", message: "did not arrive whole within 3 s")
             #expect(try await Self.posts(of: account, on: server) == 0)
-            let counted2 = try await Self.deadlines(server, "body_deadline")
-            #expect(counted2 == 1)
-            let counted3 = try await Self.deadlines(server, "body_stalled")
-            #expect(counted3 == 0)
+            let counts = try await Self.deadlineCounts(server)
+            #expect(counts["body_deadline", default: 0] == 1, "\(counts)")
+            #expect(counts["body_stalled", default: 0] == 0, "\(counts)")
         }
     }
 
@@ -112,10 +117,9 @@ struct DeadlineTests {
             let silent = await RawConnection(port: server.port).run([.readToEnd])
             #expect(silent.received.isEmpty, "\(silent)")
             #expect(silent.endOfStream && silent.readError == nil, "\(silent)")
-            let counted4 = try await Self.deadlines(server, "header")
-            #expect(counted4 == 1)
-            let counted5 = try await Self.deadlines(server, "header_silent")
-            #expect(counted5 == 1)
+            let counts = try await Self.deadlineCounts(server)
+            #expect(counts["header", default: 0] == 1, "\(counts)")
+            #expect(counts["header_silent", default: 0] == 1, "\(counts)")
         }
     }
 
@@ -126,10 +130,9 @@ struct DeadlineTests {
             let idle = await RawConnection(port: server.port).run([.send(healthz), .readToEnd])
             #expect(idle.answers.map(\.status) == [200], "\(idle)")
             #expect(idle.endOfStream, "\(idle)")
-            let counted6 = try await Self.deadlines(server, "keepalive")
-            #expect(counted6 == 1)
-            let counted7 = try await Self.deadlines(server, "header_silent")
-            #expect(counted7 == 0)
+            let counts = try await Self.deadlineCounts(server)
+            #expect(counts["keepalive", default: 0] == 1, "\(counts)")
+            #expect(counts["header_silent", default: 0] == 0, "\(counts)")
 
             let partial = await RawConnection(port: server.port).run([.send(healthz), .pause(.milliseconds(500)), .send(Array("GET /heal".utf8)), .readToEnd])
             #expect(partial.answers.map(\.status) == [200, 408], "\(partial)")
@@ -162,8 +165,8 @@ struct DeadlineTests {
             let kept = await RawConnection(port: server.port).run([.send(healthz + get(9 * 1024) + healthz), .readToEnd])
             #expect(kept.answers.map(\.status) == [200, 414, 200], "\(kept)")
             #expect(kept.answers.dropFirst().first?.errorCode == "uri_too_long", "\(kept)")
-            let counted8 = try await Self.deadlines(server, "target_too_long")
-            #expect(counted8 == 2)
+            let counts = try await Self.deadlineCounts(server)
+            #expect(counts["target_too_long", default: 0] == 2, "\(counts)")
         }
     }
 
@@ -188,8 +191,8 @@ struct DeadlineTests {
             #expect(outcome.answers.first?.status == 200, "\(outcome)")
             #expect(outcome.markers == 6, "\(outcome)")
             #expect(!outcome.endOfStream && outcome.readError == nil, "\(outcome)")
-            let counted9 = try await server.metric("http_connection_deadlines_total")
-            #expect(counted9 == 0)
+            let ended = try await server.metric("http_connection_deadlines_total")
+            #expect(ended == 0, "a deadline ended a request or connection while the stream was open")
         }
     }
 
@@ -212,8 +215,8 @@ struct DeadlineTests {
                 .send(head), .trickle(body, chunk: body.count / 20 + 1, every: .milliseconds(250)), .readToEnd,
             ])
             #expect(outcome.answers.first?.status == 201, "\(outcome)")
-            let counted10 = try await Self.deadlines(server, "body_deadline")
-            #expect(counted10 == 0)
+            let counts = try await Self.deadlineCounts(server)
+            #expect(counts["body_deadline", default: 0] == 0, "\(counts)")
         }
     }
 
@@ -250,12 +253,10 @@ struct DeadlineTests {
                 default: #expect(outcome.answers.map(\.status) == [408], "\(kind): \(outcome)")
                 }
             }
-            let counted11 = try await Self.deadlines(server, "header_silent")
-            #expect(counted11 == 40)
-            let counted12 = try await Self.deadlines(server, "header")
-            #expect(counted12 == 40)
-            let counted13 = try await Self.deadlines(server, "body_stalled")
-            #expect(counted13 == 40)
+            let counts = try await Self.deadlineCounts(server)
+            #expect(counts["header_silent", default: 0] == 40, "\(counts)")
+            #expect(counts["header", default: 0] == 40, "\(counts)")
+            #expect(counts["body_stalled", default: 0] == 40, "\(counts)")
             #expect(try await Self.posts(of: account, on: server) == 0)
         }
     }

@@ -54,26 +54,14 @@ struct RawConnection: Sendable {
 
     private static func run(port: Int, timeout: Int, steps: [Step]) -> Outcome {
         var outcome = Outcome()
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else {
-            outcome.writeError = "socket: \(String(cString: strerror(errno)))"
+        let fd: Int32
+        switch LoopbackSocket.open(port: port, timeoutSeconds: timeout) {
+        case .success(let opened): fd = opened
+        case .failure(let failure):
+            outcome.writeError = failure.reason
             return outcome
         }
         defer { close(fd) }
-        var time = timeval(tv_sec: timeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            outcome.writeError = "connect: \(String(cString: strerror(errno)))"
-            return outcome
-        }
         func write(_ bytes: ArraySlice<UInt8>) -> Bool {
             var written = 0
             return bytes.withUnsafeBytes { raw in

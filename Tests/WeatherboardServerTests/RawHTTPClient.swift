@@ -65,26 +65,14 @@ struct RawHTTPClient: Sendable {
 
     private static func run(port: Int, timeout: Int, request: [UInt8]) -> Answer {
         var answer = Answer()
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else {
-            answer.writeError = "socket: \(String(cString: strerror(errno)))"
+        let fd: Int32
+        switch LoopbackSocket.open(port: port, timeoutSeconds: timeout) {
+        case .success(let opened): fd = opened
+        case .failure(let failure):
+            answer.writeError = failure.reason
             return answer
         }
         defer { close(fd) }
-        var time = timeval(tv_sec: timeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            answer.writeError = "connect: \(String(cString: strerror(errno)))"
-            return answer
-        }
         request.withUnsafeBytes { bytes in
             while answer.written < bytes.count {
                 let n = send(fd, bytes.baseAddress! + answer.written, bytes.count - answer.written, Int32(MSG_NOSIGNAL))

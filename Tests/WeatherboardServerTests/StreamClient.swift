@@ -313,15 +313,8 @@ final class StreamClient: Sendable {
             waiters.forEach { $0.continuation.resume(returning: nil) }
             ends.forEach { $0.continuation.resume(returning: true) }
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            reason = "connect: \(String(cString: strerror(errno)))"
+        if let failure = LoopbackSocket.connect(fd, port: port) {
+            reason = failure
             return
         }
         var written = 0
