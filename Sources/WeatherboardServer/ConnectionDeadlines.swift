@@ -30,11 +30,4 @@ struct ConnectionDeadlines: Sendable {
         bodyDeadline = .seconds(Int64(configuration.requestBodyDeadlineSeconds))
         keepAlive = .seconds(Int64(configuration.idleTimeoutSeconds))
     }
-
-    /// The upload route: its whole body is bounded by `MEDIA_UPLOAD_TIMEOUT_SECONDS` in its handler, not here.
-    static func isUpload(method: String, path: String?) -> Bool {
-        guard method == "POST", let path else { return false }
-        let bare = path.firstIndex(of: "?").map { path[..<$0] } ?? Substring(path)
-        return bare == "/v1/media"
-    }
 }

@@ -57,8 +57,6 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var answered = 0
     /// Bytes come since the last request's end that the decoder has not made a head of yet.
     private var pendingBytes = 0
-    /// The upload route's body has its own whole-body bound.
-    private var bodyIsUpload = false
     private var scanner: RequestTargetScanner?
 
     private var headerDeadline: NIODeadline?
@@ -70,7 +68,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var timer: Scheduled<Void>?
     private var timerFiresAt: NIODeadline?
 
-    /// Input is no longer passed on (a deadline or an early close ended the request).
+    /// While set, what comes is read and dropped, not passed on: the request it belongs to was answered or timed out.
     private var discarding = false
     private var lingering = false
     private var closed = false
@@ -189,16 +187,16 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         self.raiseInBody = raiseInBody
     }
 
-    func requestHead(method: String, path: String?, hasBody: Bool) {
+    /// A request head was read; `wholeBodyBounded` is false for an upload, whose handler bounds its whole body.
+    func requestHead(hasBody: Bool, wholeBodyBounded: Bool) {
         heads += 1
         pendingBytes = 0
         headerDeadline = nil
         scanner = nil
         if hasBody {
-            bodyIsUpload = ConnectionDeadlines.isUpload(method: method, path: path)
             let now = NIODeadline.now()
             bodyGapDeadline = now + deadlines.bodyGap
-            bodyDeadline = bodyIsUpload ? nil : now + deadlines.bodyDeadline
+            bodyDeadline = wholeBodyBounded ? now + deadlines.bodyDeadline : nil
             schedule()
         }
     }

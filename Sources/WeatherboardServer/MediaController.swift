@@ -1,3 +1,4 @@
+import HTTPTypes
 import Board
 import Foundation
 import Hummingbird
@@ -12,6 +13,12 @@ struct MediaController {
     /// `MEDIA_UPLOAD_TIMEOUT_SECONDS`: the whole body must arrive within it.
     let timeLimit: Duration
     let slots: UploadSlots
+
+    /// The upload (`POST /v1/media`), the one request whose body may be larger than 64 KiB and whose whole body is
+    /// bounded by `MEDIA_UPLOAD_TIMEOUT_SECONDS` rather than `REQUEST_BODY_DEADLINE_SECONDS`. `path` without its query.
+    static func isUpload(method: HTTPRequest.Method, path: some StringProtocol) -> Bool {
+        method == .post && path == "/v1/media"
+    }
 
     var endpoints: RouteCollection<AppRequestContext> {
         let routes = RouteCollection(context: AppRequestContext.self)

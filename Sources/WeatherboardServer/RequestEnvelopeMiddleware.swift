@@ -36,7 +36,7 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
                 throw APIError(.uriTooLong, "uri_too_long", "the request target is longer than \(ConnectionDeadlines.maxTargetBytes) bytes")
             }
             // Refuse an announced oversized body before reading it; chunked bodies hit `maxUploadSize`.
-            let isUpload = request.method == .post && request.uri.path == "/v1/media"
+            let isUpload = MediaController.isUpload(method: request.method, path: request.uri.path)
             let limit = isUpload ? maxUploadBodyBytes : context.maxUploadSize
             if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
                 throw isUpload ? APIError(.contentTooLarge, "payload_too_large", "the request body is larger than the upload limit") : .bodyTooLarge

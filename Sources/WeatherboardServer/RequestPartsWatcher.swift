@@ -33,7 +33,9 @@ final class RequestPartsWatcher: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             let hasBody = head.headerFields[.transferEncoding] != nil || (head.headerFields[.contentLength].map { $0 != "0" } ?? false)
-            connection.requestHead(method: head.method.rawValue, path: head.path, hasBody: hasBody)
+            // An upload's whole body has its own bound (its handler's); every other body, this connection's.
+            let isUpload = head.path.map { MediaController.isUpload(method: head.method, path: $0.prefix { $0 != "?" }) } ?? false
+            connection.requestHead(hasBody: hasBody, wholeBodyBounded: !isUpload)
         case .body:
             break
         case .end:

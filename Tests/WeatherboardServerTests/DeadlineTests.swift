@@ -28,6 +28,15 @@ struct DeadlineTests {
         )
     }
 
+    /// The same head with `Transfer-Encoding: chunked` instead of a length.
+    static func chunkedPostHead(_ account: TestAccount) -> [UInt8] {
+        Array(
+            RawHTTPClient.head(
+                "POST /v1/posts HTTP/1.1", ["Authorization: Bearer \(account.token)", "Content-Type: application/json", "Transfer-Encoding: chunked"]
+            ).utf8
+        )
+    }
+
     static func posts(of account: TestAccount, on server: TestServer) async throws -> Int {
         let response = try await server.request("GET", "/v1/posts?authorId=\(account.id)&limit=100", headers: [("Authorization", "Bearer \(account.token)")])
         try #require(response.status == 200, "\(response.status) \(response.text)")
@@ -66,9 +75,14 @@ struct DeadlineTests {
                 .send(Self.postHead(account, length: Self.postBody.count) + Self.postBody.prefix(10)), .readToEnd,
             ])
             Self.expectOnlyError(outcome, status: 408, code: "request_timeout", message: "no byte of the request body arrived")
+            // Chunked, no length: one chunk, then nothing.
+            let chunked = await RawConnection(port: server.port).run([
+                .send(Self.chunkedPostHead(account) + RawHTTPClient.chunked(Self.postBody, chunkBytes: 10).prefix(14)), .readToEnd,
+            ])
+            Self.expectOnlyError(chunked, status: 408, code: "request_timeout", message: "no byte of the request body arrived")
             #expect(try await Self.posts(of: account, on: server) == 0)
             let counts = try await Self.deadlineCounts(server)
-            #expect(counts["body_stalled", default: 0] == 1, "\(counts)")
+            #expect(counts["body_stalled", default: 0] == 2, "\(counts)")
             #expect(try await server.request("GET", "/healthz").status == 200)
         }
     }
@@ -85,9 +99,16 @@ struct DeadlineTests {
                 .readToEnd,
             ])
             Self.expectOnlyError(outcome, status: 408, code: "request_timeout", message: "did not arrive whole within 3 s")
+            // Chunked, 5 bytes a chunk, a chunk every 200 ms.
+            let chunked = await RawConnection(port: server.port).run([
+                .send(Self.chunkedPostHead(account)),
+                .trickle(RawHTTPClient.chunked(Self.postBody, chunkBytes: 5), chunk: 10, every: .milliseconds(200)),
+                .readToEnd,
+            ])
+            Self.expectOnlyError(chunked, status: 408, code: "request_timeout", message: "did not arrive whole within 3 s")
             #expect(try await Self.posts(of: account, on: server) == 0)
             let counts = try await Self.deadlineCounts(server)
-            #expect(counts["body_deadline", default: 0] == 1, "\(counts)")
+            #expect(counts["body_deadline", default: 0] == 2, "\(counts)")
             #expect(counts["body_stalled", default: 0] == 0, "\(counts)")
         }
     }
