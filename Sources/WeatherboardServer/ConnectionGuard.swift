@@ -63,6 +63,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var keepAliveDeadline: NIODeadline?
     private var bodyGapDeadline: NIODeadline?
     private var bodyDeadline: NIODeadline?
+    /// A head was read whose body's clocks are not started yet (they start once the read that carried the head is
+    /// done and the request is still unfinished: a request whose end came with its head costs no clock at all).
+    private var bodyClocksPending = false
+    private var wholeBodyBounded = true
     private var lingerDeadline: NIODeadline?
     private var lingerGapDeadline: NIODeadline?
     private var timer: Scheduled<Void>?
@@ -72,6 +76,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var discarding = false
     private var lingering = false
     private var closed = false
+    /// The connection carries a live stream (`markStreaming`); the client's end of input then ends it at once.
+    private var streaming = false
+    private var inputEnded = false
     private var closePromises: [EventLoopPromise<Void>] = []
 
     init(deadlines: ConnectionDeadlines, ledger: ConnectionLedger, logger: Logger, record: @escaping @Sendable (Expiry) -> Void) {
@@ -144,16 +151,18 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        if bodyClocksPending { startBodyClocks() }
         // What is discarded is read here, whatever the handlers downstream ask for: they read no more of it.
         if discarding { context.read() }
         context.fireChannelReadComplete()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if lingering, case .some(.inputClosed) = event as? ChannelEvent {
-            // The client has read the answer and closed its side: nothing left to wait for.
-            closeNow()
-            return
+        if case .some(.inputClosed) = event as? ChannelEvent {
+            inputEnded = true
+            // Lingering: the client has read the answer and closed its side, nothing is left to wait for. Streaming:
+            // the client hung up (see `markStreaming`).
+            if lingering || streaming { return closeNow() }
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -181,6 +190,24 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    // MARK: Streams
+
+    /// Marks `channel`'s connection as carrying a live stream. The server allows half-closed connections (a client
+    /// may send its request, shut down its side and still read the answer), so a client that closes cleanly shows
+    /// only as the end of its input: a stream would learn of it at its next write, up to a heartbeat later, holding a
+    /// slot of `STREAM_MAX_PER_CLIENT` meanwhile. Once a connection carries a stream, the end of its input closes it
+    /// (which ends the stream at once); other requests keep the half-close behaviour.
+    static func markStreaming(_ channel: any Channel) {
+        channel.eventLoop.execute {
+            (try? channel.pipeline.syncOperations.handler(type: ConnectionGuard.self))?.startStreaming()
+        }
+    }
+
+    private func startStreaming() {
+        streaming = true
+        if inputEnded { closeNow() }
+    }
+
     // MARK: What the request parts say (from `RequestPartsWatcher`)
 
     func attach(raiseInBody: @escaping (RequestBodyTimeout) -> Void) {
@@ -188,23 +215,30 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// A request head was read; `wholeBodyBounded` is false for an upload, whose handler bounds its whole body.
-    func requestHead(hasBody: Bool, wholeBodyBounded: Bool) {
+    func requestHead(wholeBodyBounded: Bool) {
         heads += 1
         pendingBytes = 0
         headerDeadline = nil
         scanner = nil
-        if hasBody {
-            let now = NIODeadline.now()
-            bodyGapDeadline = now + deadlines.bodyGap
-            bodyDeadline = wholeBodyBounded ? now + deadlines.bodyDeadline : nil
-            schedule()
-        }
+        bodyClocksPending = true
+        self.wholeBodyBounded = wholeBodyBounded
     }
 
     func requestEnd() {
         ends += 1
+        bodyClocksPending = false
         bodyGapDeadline = nil
         bodyDeadline = nil
+    }
+
+    /// The read that carried a head is done and its request goes on: its body's clocks start.
+    private func startBodyClocks() {
+        bodyClocksPending = false
+        guard heads > ends, !discarding else { return }
+        let now = NIODeadline.now()
+        if bodyGapDeadline == nil { bodyGapDeadline = now + deadlines.bodyGap }
+        bodyDeadline = wholeBodyBounded ? now + deadlines.bodyDeadline : nil
+        schedule()
     }
 
     /// The server asked for more input (not held back because what it has is not read yet): if it is in the middle
@@ -245,9 +279,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private func schedule() {
         guard !closed, let context else { return }
         var nearest: NIODeadline?
-        for deadline in [headerDeadline, keepAliveDeadline, bodyGapDeadline, bodyDeadline, lingerDeadline, lingerGapDeadline] {
+        func consider(_ deadline: NIODeadline?) {
             if let deadline, nearest.map({ deadline < $0 }) ?? true { nearest = deadline }
         }
+        consider(headerDeadline)
+        consider(keepAliveDeadline)
+        consider(bodyGapDeadline)
+        consider(bodyDeadline)
+        consider(lingerDeadline)
+        consider(lingerGapDeadline)
         guard let next = nearest else { return }
         if let timerFiresAt, timer != nil, timerFiresAt <= next { return }
         timer?.cancel()

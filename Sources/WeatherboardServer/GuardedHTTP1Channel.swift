@@ -24,7 +24,7 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
         let bound = NIOLoopBound(connectionGuard, eventLoop: channel.eventLoop)
         let http1 = HTTP1Channel(
             responder: responder,
-            configuration: .init(additionalChannelHandlers: [StreamHangupHandler(), RequestPartsWatcher(connection: bound.value)], idleTimeout: nil)
+            configuration: .init(additionalChannelHandlers: [RequestPartsWatcher(connection: bound.value)], idleTimeout: nil)
         )
         return http1.setup(channel: channel, logger: logger)
     }

@@ -32,10 +32,9 @@ final class RequestPartsWatcher: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            let hasBody = head.headerFields[.transferEncoding] != nil || (head.headerFields[.contentLength].map { $0 != "0" } ?? false)
             // An upload's whole body has its own bound (its handler's); every other body, this connection's.
-            let isUpload = head.path.map { MediaController.isUpload(method: head.method, path: $0.prefix { $0 != "?" }) } ?? false
-            connection.requestHead(hasBody: hasBody, wholeBodyBounded: !isUpload)
+            let isUpload = head.method == .post && head.path.map { MediaController.isUpload(method: head.method, path: $0.prefix { $0 != "?" }) } == true
+            connection.requestHead(wholeBodyBounded: !isUpload)
         case .body:
             break
         case .end:

@@ -45,7 +45,7 @@ struct StreamController {
         // A client that goes away ends its stream now, not at the next write; and its slot is given back even if the
         // response body never starts.
         channel.closeFuture.whenComplete { _ in hub.unregister(subscriber) }
-        StreamHangupHandler.markStreaming(channel)
+        ConnectionGuard.markStreaming(channel)
         let connection = StreamConnection.install(on: channel)
         let headers: HTTPFields = [
             .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no",
