@@ -20,6 +20,8 @@ import WeatherboardAPI
 ///   (at most `lingerTime`, and `lingerGap` of silence), then closes: a client that writes its whole body before it
 ///   reads still reads the answer, where closing at once would reset the connection under it.
 ///
+/// - **Streams**: once a connection carries a live stream (`markStreaming`), the end of the client's input closes it.
+///
 /// Nothing times an answer: while one is written no deadline runs, so a live stream lasts as long as it is read.
 /// All of it runs on the connection's event loop; the deadlines share one scheduled task, moved only when a nearer
 /// deadline is set.
