@@ -211,6 +211,10 @@ struct MultipartUpload {
         } catch is CancellationError {
             await discardFile()
             throw CancellationError()
+        } catch let error as RequestBodyTimeout {
+            // The body stopped arriving (`BODY_TIMEOUT_SECONDS`): 408, as for the upload's own time limit.
+            await discardFile()
+            throw error
         } catch {
             // The body stream failed: the client broke the HTTP framing or went away mid-body.
             await discardFile()

@@ -87,6 +87,29 @@ struct UploadLimitsTests {
         }
     }
 
+    @Test("an upload that stalls past BODY_TIMEOUT_SECONDS (its whole-body limit far off) answers 408, and its temporary file is gone")
+    func stalledPastBodyTimeout() async throws {
+        let directory = MediaFixtures.directory + "/tmp-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try await withMediaServer(configure: {
+            $0.bodyTimeoutSeconds = 1
+            $0.mediaUploadTimeoutSeconds = 120
+            $0.uploadTemporaryDirectory = directory
+        }) { server in
+            let account = try await server.anonymousAccount()
+            let file = Self.part("file", [0xFF, 0xD8, 0xFF] + [UInt8](repeating: 7, count: 1024 * 1024), filename: "a.jpg") + Self.end
+            let head = RawHTTPClient.head(
+                "POST /v1/media HTTP/1.1",
+                ["Authorization: Bearer \(account.token)", "Content-Type: multipart/form-data; boundary=\(Self.boundary)", "Content-Length: \(file.count)"]
+            )
+            let answer = await RawHTTPClient(port: server.port).exchange(head: head, body: file, sendBytes: 700 * 1024)
+            #expect(answer.status == 408, "\(answer)")
+            #expect(answer.errorCode == "request_timeout", "\(answer)")
+            #expect(answer.errorMessage?.contains("no byte of the request body arrived") == true, "\(answer)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        }
+    }
+
     @Test("uploads in flight: 2 per account and 8 per client address, however many arrive at once; the rest 429 with Retry-After")
     func inFlightCap() async throws {
         try await withMediaServer(configure: { $0.mediaUploadTimeoutSeconds = 2 }) { server in
