@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOHTTP1
 import WeatherboardAPI
 
 /// The deadlines of one connection while the server reads a request (`ConnectionDeadlines`), and its lingering
@@ -14,7 +15,8 @@ import WeatherboardAPI
 ///   head. Past either, the body the handler reads ends in `RequestBodyTimeout`, which is answered 408; then the
 ///   connection is closed.
 /// - **Target**: on a connection's first request, a request target past the bound is answered 414 as its bytes
-///   arrive (`RequestTargetScanner`); the router answers a later request's.
+///   arrive (`RequestTargetScanner`); the router answers a later request's, and this guard one the decoder refused.
+/// - **Unreadable heads**: a head the decoder refuses is answered 400 (or 414) in the contract's shape.
 /// - **Lingering close**: a close asked for in the middle of a request (an early answer, a deadline), or after an
 ///   answer with `Connection: close`, first ends the output, then reads and discards what the client still sends
 ///   (at most `lingerTime`, and `lingerGap` of silence), then closes: a client that writes its whole body before it
@@ -42,6 +44,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case bodyStalled = "body_stalled"
         case bodyDeadline = "body_deadline"
         case targetTooLong = "target_too_long"
+        /// A head the HTTP decoder could not read (not HTTP/1.1, or past its 80 KiB bound): 400.
+        case malformed
     }
 
     private let deadlines: ConnectionDeadlines
@@ -60,6 +64,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Bytes come since the last request's end that the decoder has not made a head of yet.
     private var pendingBytes = 0
     private var scanner: RequestTargetScanner?
+    /// Whether the scanner's verdict answers the request (a connection's first request, whose first byte is surely
+    /// its line's first), or only names a head the decoder refused (a kept-alive request: its bytes may begin inside
+    /// a read that also carried the previous request's end).
+    private var scannerAnswers = true
+    /// The scanner found the current request's target past the bound without answering it.
+    private var targetTooLong = false
 
     private var headerDeadline: NIODeadline?
     private var keepAliveDeadline: NIODeadline?
@@ -132,6 +142,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             if pendingBytes == 0, answered == heads, headerDeadline == nil {
                 keepAliveDeadline = nil
                 setHeaderDeadline()
+                scanner = RequestTargetScanner(limit: deadlines.maxTargetBytes)
+                scannerAnswers = false
             }
             pendingBytes += buffer.readableBytes
             if var scanner {
@@ -142,8 +154,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                     self.scanner = nil
                 case .tooLong:
                     self.scanner = nil
-                    answer(.targetTooLong, status: "414 URI Too Long", code: "uri_too_long", message: "the request target is longer than \(deadlines.maxTargetBytes) bytes")
-                    return
+                    if scannerAnswers {
+                        answer(.targetTooLong, status: "414 URI Too Long", code: "uri_too_long", message: Self.targetTooLongMessage(deadlines))
+                        return
+                    }
+                    targetTooLong = true
                 }
             }
         }
@@ -222,6 +237,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         pendingBytes = 0
         headerDeadline = nil
         scanner = nil
+        targetTooLong = false
         bodyClocksPending = true
         self.wholeBodyBounded = wholeBodyBounded
     }
@@ -241,6 +257,25 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if bodyGapDeadline == nil { bodyGapDeadline = now + deadlines.bodyGap }
         bodyDeadline = wholeBodyBounded ? now + deadlines.bodyDeadline : nil
         schedule()
+    }
+
+    /// The HTTP decoder could not read a head. With no answer in flight, it is answered here in the contract's shape
+    /// (414 when the target was seen past its bound, else 400), and true is returned: the error goes no further.
+    /// With one in flight (a pipelined request), false: Hummingbird answers it after.
+    func headUnreadable(_ error: HTTPParserError) -> Bool {
+        guard answered == heads, heads == ends, !discarding, !closed else { return false }
+        if error == .headerOverflow, targetTooLong {
+            answer(.targetTooLong, status: "414 URI Too Long", code: "uri_too_long", message: Self.targetTooLongMessage(deadlines))
+        } else if error == .headerOverflow {
+            answer(.malformed, status: "400 Bad Request", code: "bad_request", message: "the request head is larger than the server reads")
+        } else {
+            answer(.malformed, status: "400 Bad Request", code: "bad_request", message: "the request is not valid HTTP/1.1")
+        }
+        return true
+    }
+
+    static func targetTooLongMessage(_ deadlines: ConnectionDeadlines) -> String {
+        "the request target is longer than \(deadlines.maxTargetBytes) bytes"
     }
 
     /// The server asked for more input (not held back because what it has is not read yet): if it is in the middle

@@ -33,7 +33,7 @@ struct RequestEnvelopeMiddleware: RouterMiddleware {
         do {
             // A target the connection's first request would have been refused for as it arrived (`ConnectionGuard`).
             if let target = request.head.path, target.utf8.count > ConnectionDeadlines.maxTargetBytes {
-                throw APIError(.uriTooLong, "uri_too_long", "the request target is longer than \(ConnectionDeadlines.maxTargetBytes) bytes")
+                throw APIError(.uriTooLong, "uri_too_long", ConnectionGuard.targetTooLongMessage(ConnectionDeadlines()))
             }
             // Refuse an announced oversized body before reading it; chunked bodies hit `maxUploadSize`.
             let isUpload = MediaController.isUpload(method: request.method, path: request.uri.path)

@@ -1,5 +1,6 @@
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 
 /// Tells the connection's `ConnectionGuard` where requests begin and end, when answers end and when the server asks
@@ -41,6 +42,12 @@ final class RequestPartsWatcher: ChannelDuplexHandler, RemovableChannelHandler {
             connection.requestEnd()
         }
         context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A head the decoder refused is answered in the contract's shape where it can be (`headUnreadable`).
+        if let parseError = error as? HTTPParserError, connection.headUnreadable(parseError) { return }
+        context.fireErrorCaught(error)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {

@@ -47,7 +47,7 @@ struct DeadlineTests {
     static func deadlineCounts(_ server: TestServer) async throws -> [String: Double] {
         let text = try await server.metricsText()
         var counts: [String: Double] = [:]
-        for reason in ["header", "header_silent", "keepalive", "body_stalled", "body_deadline", "target_too_long"] {
+        for reason in ["header", "header_silent", "keepalive", "body_stalled", "body_deadline", "target_too_long", "malformed"] {
             counts[reason] = TestServer.metric("http_connection_deadlines_total", labels: "reason=\"\(reason)\"", in: text)
         }
         return counts
@@ -191,6 +191,28 @@ struct DeadlineTests {
             #expect(kept.answers.dropFirst().first?.errorCode == "uri_too_long", "\(kept)")
             let counts = try await Self.deadlineCounts(server)
             #expect(counts["target_too_long", default: 0] == 3, "\(counts)")
+        }
+    }
+
+    @Test("a head the decoder refuses gets the contract's JSON error: a kept-alive 100 KiB target 414, a 100 KiB header, a garbage line and a NUL in the target 400")
+    func unreadableHeads() async throws {
+        try await withTestServer(configure: Self.short) { server in
+            let healthz = Array(RawHTTPClient.head("GET /healthz HTTP/1.1", []).utf8)
+            let longTarget = Array(RawHTTPClient.head("GET /healthz?pad=\(String(repeating: "c", count: 100 * 1024)) HTTP/1.1", []).utf8)
+            let kept = await RawConnection(port: server.port).run([.send(healthz), .readUntil(marker: Array("ok\"}".utf8), count: 1), .send(longTarget), .readToEnd])
+            #expect(kept.answers.map(\.status) == [200, 414], "\(kept)")
+            #expect(kept.answers.last?.errorCode == "uri_too_long", "\(kept)")
+            #expect(kept.endOfStream, "\(kept)")
+
+            let bigHeader = Array(RawHTTPClient.head("GET /healthz HTTP/1.1", ["X-Big: \(String(repeating: "d", count: 100 * 1024))"]).utf8)
+            for request in [bigHeader, Array("GARBAGE\r\n\r\n".utf8), Array("GET /heal\u{0}thz HTTP/1.1\r\nHost: x\r\n\r\n".utf8)] {
+                let outcome = await RawConnection(port: server.port).run([.send(request), .readToEnd])
+                Self.expectOnlyError(outcome, status: 400, code: "bad_request")
+            }
+            let counts = try await Self.deadlineCounts(server)
+            #expect(counts["target_too_long", default: 0] == 1, "\(counts)")
+            #expect(counts["malformed", default: 0] == 3, "\(counts)")
+            #expect(try await server.request("GET", "/healthz").status == 200)
         }
     }
 
