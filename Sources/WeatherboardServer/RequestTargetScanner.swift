@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 /// Reads a request line's method and target as its bytes arrive, before the HTTP decoder buffers them, so a target
@@ -31,6 +32,11 @@ struct RequestTargetScanner {
 
     mutating func scan(_ buffer: ByteBuffer) -> Outcome {
         buffer.withUnsafeReadableBytes { bytes in
+            // The common case, a whole line within the bound in the line's first read, is one search for its end.
+            if case .method(0) = state, let base = bytes.baseAddress {
+                let start = bytes.firstIndex { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") } ?? bytes.count
+                if memchr(base + start, Int32(UInt8(ascii: "\n")), min(bytes.count - start, limit + 1)) != nil { return .done }
+            }
             for byte in bytes {
                 switch state {
                 case .method(let count):
